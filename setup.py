@@ -1,0 +1,37 @@
+"""Build the Cython structure decoders.
+
+Metadata lives in setup.cfg; this file only declares the extensions, so that
+`pip install .` compiles them from the .pyx sources (no generated C is shipped).
+"""
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+SOURCES = sorted((HERE / "spacy_struct" / "structs").glob("*.pyx"))
+
+extensions = [
+    Extension(
+        "spacy_struct.structs." + path.stem,
+        [str(path.relative_to(HERE))],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"],
+    )
+    for path in SOURCES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+)

@@ -1,0 +1,1 @@
+"""Structure decoders: numpy arrays in, numpy arrays out, no spaCy import."""

@@ -1,0 +1,128 @@
+"""Checking, packing and unpacking the score arrays every structure takes.
+
+The Cython cores trust their input: they see one flat float64 buffer holding
+all the sentences of a batch, with offsets, and no NaN or +inf in it. Whatever
+a user can get wrong (type, dtype, shape, NaN) is caught here, in Python, with
+an error that names the argument and the sentence, so nothing fails deep in
+Cython and nothing returns a silently wrong answer.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple, Union
+
+import numpy as np
+
+ArrayOrBatch = Union[np.ndarray, Sequence[np.ndarray]]
+
+
+class NoLegalStructureError(ValueError):
+    """Every structure over a sentence has score -inf, so there is no argmax."""
+
+
+def as_batch(x: ArrayOrBatch, name: str) -> Tuple[List[object], bool]:
+    """Return (items, was_single): one array becomes a batch of one.
+
+    Every public function accepts either one array or a list/tuple of arrays
+    (the batched entry point); this decides which, and rejects anything else.
+    """
+    if isinstance(x, np.ndarray):
+        return [x], True
+    if isinstance(x, (list, tuple)):
+        return list(x), False
+    raise TypeError(
+        f"{name} must be a numpy array or a list/tuple of numpy arrays, "
+        f"not {type(x).__name__}"
+    )
+
+
+def where(index: int, single: bool) -> str:
+    """How an error message names a sentence of the batch."""
+    return "" if single else f" (batch item {index})"
+
+
+def check_scores(
+    x: object, name: str, ndim: int, index: int = 0, single: bool = True
+) -> np.ndarray:
+    """Return `x` as a C-contiguous float64 array, or raise a clear error.
+
+    Accepted: real integer or floating arrays. -inf marks a forbidden part.
+    Refused: other dtypes (TypeError), the wrong number of dimensions, NaN and
+    +inf (ValueError): +inf has no meaningful argmax, and NaN means a bug
+    upstream that a decoder would otherwise hide.
+    """
+    at = where(index, single)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}{at} must be a numpy array, not {type(x).__name__}")
+    if x.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name}{at} must hold real numbers (a float or int dtype), "
+            f"not dtype {x.dtype}"
+        )
+    if x.ndim != ndim:
+        raise ValueError(
+            f"{name}{at} must have {ndim} dimensions, got shape {x.shape}"
+        )
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    if arr.size and not np.isfinite(arr).all():
+        if np.isnan(arr).any():
+            raise ValueError(f"{name}{at} contains NaN")
+        if np.isposinf(arr).any():
+            raise ValueError(
+                f"{name}{at} contains +inf; use -inf to forbid a part and "
+                f"large finite values to force one"
+            )
+    return arr
+
+
+def check_mask(
+    mask: object, shape: Tuple[int, ...], name: str, index: int = 0, single: bool = True
+) -> np.ndarray:
+    """Return a boolean mask broadcast to `shape` as a C-contiguous uint8 array.
+
+    A mask may leave out trailing axes that it applies to whole (an (n, n)
+    span mask for (n, n, L) scores); other shapes are refused.
+    """
+    at = where(index, single)
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"{name}{at} must be a numpy array, not {type(mask).__name__}")
+    if mask.dtype.kind not in "bui":
+        raise TypeError(f"{name}{at} must be boolean, not dtype {mask.dtype}")
+    m = mask
+    while m.ndim < len(shape):
+        m = m[..., None]
+    try:
+        m = np.broadcast_to(m, shape)
+    except ValueError:
+        raise ValueError(
+            f"{name}{at} has shape {mask.shape}, which does not fit the scores' "
+            f"shape {shape}"
+        ) from None
+    return np.ascontiguousarray(m != 0, dtype=np.uint8)
+
+
+def pack(arrays: Sequence[np.ndarray], dtype=np.float64) -> Tuple[np.ndarray, np.ndarray]:
+    """Concatenate arrays into one flat buffer plus start offsets (len + 1).
+
+    One numpy call does the copying, so a batch costs no per-element Python
+    work, and the Cython core loops over sentences with the GIL released.
+    """
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    if arrays:
+        np.cumsum([a.size for a in arrays], out=offsets[1:])
+        flat = np.concatenate([a.ravel() for a in arrays]).astype(dtype, copy=False)
+    else:
+        flat = np.zeros(0, dtype=dtype)
+    return np.ascontiguousarray(flat), offsets
+
+
+def unpack(flat: np.ndarray, offsets: np.ndarray, shapes: Sequence[Tuple[int, ...]]) -> List[np.ndarray]:
+    """Split a flat result buffer back into one array per sentence."""
+    return [
+        flat[offsets[i] : offsets[i + 1]].reshape(shape)
+        for i, shape in enumerate(shapes)
+    ]
+
+
+def unbatch(results: List[object], single: bool):
+    """Give back what the caller passed: one result, or the list."""
+    return results[0] if single else results
