@@ -1,0 +1,16 @@
+"""Type stub of the Cython k-best segment core (see segments.py)."""
+import numpy as np
+
+def kbest_segments_batch(
+    flat: np.ndarray,  # (total,) float64, C-contiguous: the packed scores
+    offsets: np.ndarray,  # (B + 1,) int64: start of each sentence in flat
+    lengths: np.ndarray,  # (B,) int64: n, the words per sentence
+    n_types: np.ndarray,  # (B,) int64: T per sentence
+    k: int,  # DP list size (>= 1)
+    max_gap: int,  # < 0: unlimited
+    out_types: np.ndarray,  # (>= sum k*T, >= 1) int64
+    out_scores: np.ndarray,  # (>= sum k*T, >= 1) float64
+    out_offsets: np.ndarray,  # (>= sum k*T + 1,) int64: CSR word offsets
+    out_words: np.ndarray,  # (>= sum k*T*n, >= 1) int64
+    out_counts: np.ndarray,  # (B,) int64: segments written per sentence
+) -> int: ...

@@ -1,0 +1,290 @@
+"""Dependency trees over a root plus n words, from arc scores.
+
+Scores are an (n+1) x (n+1) array, `scores[h, d]` = score of the arc from
+head h to dependent d; node 0 is the root, nodes 1..n the words. Column 0 and
+the diagonal are ignored (the root has no head, no word heads itself), and
+-inf forbids an arc. A tree is returned as `heads`, an int64 array of length
+n+1 with `heads[0] == -1` and `heads[d]` the head of word d, so it indexes
+the score matrix directly.
+
+Single root (the default) means exactly one word hangs from the root, as in
+UD and CoNLL, and as spaCy needs to keep `doc.sents` equal to the sentences
+that came in; `single_root=False` allows several root children, as in the
+original McDonald et al. (2005) model.
+
+| operation | function | cost |
+|---|---|---|
+| non-projective argmax | `chu_liu_edmonds` | O(n^2), both modes |
+| projective argmax | `eisner` | O(n^3) |
+| projective log Z, arc marginals | `eisner_log_partition`, `eisner_marginals` | O(n^3) |
+| non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (LU) |
+| cost-augmented argmax | `add_hamming_cost` then any argmax | O(n^2) extra |
+
+Chu-Liu-Edmonds follows Tarjan's dense-graph organisation: paths of best
+incoming edges are grown and every cycle is contracted at a cost linear in its
+size times n, and the cycle sizes add up to less than 2n. The single-root
+mode is the root-edge deletion of Gabow & Tarjan (1984) as stated by Zmigrod,
+Vieira & Cotterell (2020): while the greedy graph has several root edges, the
+one whose removal costs least is not in the optimum and is deleted; with the
+per-node best non-root score cached this stays O(n^2).
+
+Every function takes one array (and returns one result) or a list/tuple of
+arrays of different sizes (and returns a list): the batched form runs all
+sentences in one call with the GIL released.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _dependency
+from ._arrays import (
+    NoLegalStructureError,
+    as_batch,
+    check_scores,
+    pack,
+    unbatch,
+    unpack,
+    where,
+)
+
+Heads = np.ndarray
+
+
+def _check_arc_scores(scores, name: str = "scores") -> Tuple[List[np.ndarray], bool]:
+    items, single = as_batch(scores, name)
+    arrays = []
+    for i, x in enumerate(items):
+        arr = check_scores(x, name, 2, i, single)
+        if arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
+            raise ValueError(
+                f"{name}{where(i, single)} must be square, (n+1) x (n+1) with row "
+                f"and column 0 for the root, got shape {arr.shape}"
+            )
+        arrays.append(arr)
+    return arrays, single
+
+
+def _argmax(kernel, scores, single_root: bool, what: str):
+    arrays, single = _check_arc_scores(scores)
+    flat, offsets = pack(arrays)
+    sizes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    head_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=head_offsets[1:])
+    heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
+    failed = np.zeros(len(arrays), dtype=np.uint8)
+    kernel(flat, offsets, sizes, bool(single_root), heads, head_offsets, failed)
+    if failed.any():
+        i = int(np.flatnonzero(failed)[0])
+        raise NoLegalStructureError(
+            f"scores{where(i, single)}: no {what} has a finite score"
+            + (" with exactly one root child" if single_root else "")
+        )
+    return unbatch(unpack(heads, head_offsets, [(n,) for n in sizes]), single)
+
+
+def chu_liu_edmonds(scores, single_root: bool = True):
+    """Maximum spanning arborescence (non-projective tree), O(n^2).
+
+    Raises NoLegalStructureError when -inf scores leave no tree.
+    """
+    return _argmax(_dependency.cle_batch, scores, single_root, "spanning tree")
+
+
+def eisner(scores, single_root: bool = True):
+    """Best projective tree (Eisner 1996), O(n^3)."""
+    return _argmax(_dependency.eisner_batch, scores, single_root, "projective tree")
+
+
+def _eisner_inside_outside(scores, single_root: bool, want_marginals: bool):
+    arrays, single = _check_arc_scores(scores)
+    flat, offsets = pack(arrays)
+    sizes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    log_z = np.zeros(len(arrays), dtype=np.float64)
+    marginals = np.zeros(flat.shape[0] if want_marginals else 0, dtype=np.float64)
+    _dependency.eisner_inside_outside_batch(
+        flat, offsets, sizes, bool(single_root), log_z, marginals, want_marginals
+    )
+    return arrays, single, log_z, marginals, offsets
+
+
+def eisner_log_partition(scores, single_root: bool = True):
+    """log of the sum of exp(tree score) over all projective trees."""
+    _, single, log_z, _, _ = _eisner_inside_outside(scores, single_root, False)
+    return unbatch([float(z) for z in log_z], single)
+
+
+def eisner_marginals(scores, single_root: bool = True):
+    """(log Z, arc marginals) over projective trees; marginals[h, d] = P(h -> d).
+
+    Computed by an inside pass and its exact reverse (outside) pass in log
+    space, so the marginals are the gradient of log Z. With no legal tree,
+    log Z is -inf and the marginals are zero.
+    """
+    arrays, single, log_z, marg, offsets = _eisner_inside_outside(scores, single_root, True)
+    mats = unpack(marg, offsets, [a.shape for a in arrays])
+    return unbatch([(float(z), m) for z, m in zip(log_z, mats)], single)
+
+
+def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
+    """log Z and marginals for a batch, padded into one stacked LU call.
+
+    Each column (the incoming arcs of one word, root arc included) is shifted
+    by its maximum before exponentiation: every tree has exactly one arc per
+    column, so log Z moves by the sum of the shifts and the marginals do not
+    move, and no exp() overflows. Padding words get an identity row and
+    column, which leave the determinant and the real marginals unchanged.
+    """
+    B = len(arrays)
+    sizes = np.array([a.shape[0] - 1 for a in arrays], dtype=np.int64)
+    m = int(sizes.max()) if B else 0
+    log_z = np.zeros(B)
+    marginals = [np.zeros_like(a) for a in arrays]
+    if m == 0:
+        return log_z, marginals
+    S = np.full((B, m + 1, m + 1), -np.inf)
+    for b, a in enumerate(arrays):
+        S[b, : a.shape[0], : a.shape[0]] = a
+    S[:, :, 0] = -np.inf
+    idx = np.arange(1, m + 1)
+    S[:, idx, idx] = -np.inf
+    shift = S.max(axis=1)                       # (B, m+1), per dependent column
+    shift[~np.isfinite(shift)] = 0.0
+    W = np.exp(S - shift[:, None, :])           # W[b, h, d]
+    A = W[:, 1:, 1:]                            # word -> word
+    root = W[:, 0, 1:]                          # root -> word
+    L = -A.copy()
+    diag = A.sum(axis=1)                        # incoming weight of each word
+    if not single_root:
+        diag = diag + root
+    L[:, np.arange(m), np.arange(m)] = diag
+    if single_root:
+        L[:, 0, :] = root                       # Koo et al. (2007): row 1 -> root weights
+    pad = idx[None, :] > sizes[:, None]         # (B, m) padding words
+    for b in np.flatnonzero(pad.any(axis=1)):
+        p = np.flatnonzero(pad[b])
+        L[b, p, :] = 0.0
+        L[b, :, p] = 0.0
+        L[b, p, p] = 1.0
+    sign, logdet = np.linalg.slogdet(L)
+    ok = sign > 0
+    real_shift = np.where(pad, 0.0, shift[:, 1:]).sum(axis=1)
+    log_z = np.where(ok, logdet + real_shift, -np.inf)
+    if ok.any():
+        inv = np.zeros_like(L)
+        inv[ok] = np.linalg.inv(L[ok])
+        # d logdet / d L[i, j] = inv[j, i]
+        diag_inv = inv[:, np.arange(m), np.arange(m)]           # inv[d, d]
+        invT = np.swapaxes(inv, 1, 2)                            # invT[h, d] = inv[d, h]
+        if single_root:
+            not_first = np.ones(m)
+            not_first[0] = 0.0
+            word = A * (diag_inv[:, None, :] * not_first[None, None, :]
+                        - invT * not_first[None, :, None])
+            rootm = root * inv[:, :, 0]
+        else:
+            word = A * (diag_inv[:, None, :] - invT)
+            rootm = root * diag_inv
+        for b, a in enumerate(arrays):
+            if not ok[b]:
+                continue
+            n = a.shape[0] - 1
+            out = marginals[b]
+            out[0, 1:] = rootm[b, :n]
+            out[1:, 1:] = word[b, :n, :n]
+            np.fill_diagonal(out, 0.0)
+            np.clip(out, 0.0, 1.0, out=out)
+    return log_z, marginals
+
+
+def matrix_tree_log_partition(scores, single_root: bool = True):
+    """log Z over all non-projective trees (Matrix-Tree theorem)."""
+    arrays, single = _check_arc_scores(scores)
+    log_z, _ = _matrix_tree(arrays, single_root)
+    return unbatch([float(z) for z in log_z], single)
+
+
+def matrix_tree_marginals(scores, single_root: bool = True):
+    """(log Z, arc marginals) over non-projective trees.
+
+    Single-root uses Koo, Globerson, Carreras & Collins (2007): the first row
+    of the Laplacian is replaced by the root weights. The batch is solved by
+    stacked LAPACK calls (slogdet, inv), which is both the stable and the fast
+    way to do O(n^3) linear algebra here.
+    """
+    arrays, single = _check_arc_scores(scores)
+    log_z, marginals = _matrix_tree(arrays, single_root)
+    return unbatch([(float(z), m) for z, m in zip(log_z, marginals)], single)
+
+
+def check_heads(heads, n_words: int | None = None, name: str = "heads") -> np.ndarray:
+    """Return `heads` as int64 if it is a tree over root + words, else raise.
+
+    Accepts the layout the decoders return (length n+1, heads[0] == -1).
+    The error says what is wrong: a head out of range, a word heading itself,
+    or a cycle (with the words in it, which then never reach the root).
+    """
+    h = np.asarray(heads)
+    if h.ndim != 1 or h.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be a 1-d integer array, got {h.dtype} {h.shape}")
+    h = h.astype(np.int64)
+    if n_words is not None and h.shape[0] != n_words + 1:
+        raise ValueError(f"{name} must have length n+1 = {n_words + 1}, got {h.shape[0]}")
+    n = h.shape[0] - 1
+    if n < 0 or h[0] != -1:
+        raise ValueError(f"{name}[0] is the root and must be -1")
+    words = np.arange(1, n + 1)
+    bad = words[(h[1:] < 0) | (h[1:] > n)]
+    if bad.size:
+        raise ValueError(f"{name}: word {int(bad[0])} has head {int(h[bad[0]])}, outside 0..{n}")
+    selfish = words[h[1:] == words]
+    if selfish.size:
+        raise ValueError(f"{name}: word {int(selfish[0])} is its own head")
+    state = np.zeros(n + 1, dtype=np.int8)      # 0 new, 1 on stack, 2 reaches root
+    state[0] = 2
+    for start in range(1, n + 1):
+        path = []
+        x = start
+        while state[x] == 0:
+            state[x] = 1
+            path.append(x)
+            x = h[x]
+        if state[x] == 1:
+            cycle = path[path.index(x):]
+            raise ValueError(f"{name}: words {cycle} form a cycle, so they never reach the root")
+        state[path] = 2
+    return h
+
+
+def tree_score(scores: np.ndarray, heads: np.ndarray) -> float:
+    """Sum of the arc scores of a tree given as `heads`."""
+    d = np.arange(1, len(heads))
+    return float(np.asarray(scores, dtype=np.float64)[heads[1:], d].sum())
+
+
+def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
+    """Scores plus `cost` on every arc not in the gold tree.
+
+    The argmax of the result is the cost-augmented argmax
+    max_y score(y) + cost * (number of words whose head differs from gold),
+    which the structured large-margin losses need. Works for one matrix or a
+    batch (then `gold_heads` is a list of the same length).
+    """
+    arrays, single = _check_arc_scores(scores)
+    golds, gold_single = as_batch(gold_heads, "gold_heads")
+    if len(golds) != len(arrays) or gold_single != single:
+        raise ValueError(
+            f"gold_heads must match scores: {len(arrays)} score matrices, "
+            f"{len(golds)} gold trees"
+        )
+    if not np.isfinite(cost):
+        raise ValueError(f"cost must be finite, got {cost}")
+    out = []
+    for i, (a, g) in enumerate(zip(arrays, golds)):
+        g = check_heads(g, a.shape[0] - 1, name=f"gold_heads{where(i, single)}")
+        aug = a + cost
+        d = np.arange(1, a.shape[0])
+        aug[g[1:], d] -= cost
+        out.append(aug)
+    return unbatch(out, single)

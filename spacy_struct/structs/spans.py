@@ -1,0 +1,274 @@
+"""Labeled span trees and nested span sets over a sentence of n words.
+
+Scores have shape (n, n, L): `scores[i, j, l]` scores the span of words i..j
+(inclusive, i <= j) with label l; entries with j < i are ignored, -inf (or a
+False in the optional (n, n) or (n, n, L) boolean `mask`) forbids a labeled
+span. Spans come back as an int64 (m, 3) array of rows (start, end, label),
+end inclusive, sorted by start ascending then end descending (outer first).
+
+Two formulations
+----------------
+1. Labeled binary trees (`cky_*`, constituency-style). A structure is a
+   binary bracketing of the n words: its 2n - 1 spans are the n one-word
+   leaves, n - 2 inner spans and the whole sentence, and every one of them
+   carries exactly one label. Its score is the sum of its labeled spans'
+   scores. With u[i, j] = logsumexp_l scores[i, j, l] the inside recursion is
+       beta[i, i] = u[i, i],
+       beta[i, j] = u[i, j] + logsumexp_{k=i}^{j-1} beta[i, k] + beta[k+1, j],
+   log Z = beta[0, n-1]; the argmax replaces logsumexp by max. Marginals are
+   the reverse-mode derivative of log Z (outside pass). n = 0 has exactly one
+   (empty) tree: score 0, log Z = 0. If every tree scores -inf, argmax raises
+   NoLegalStructureError, log Z is -inf and the marginals are all zero.
+
+2. Laminar labeled span sets (`laminar_*`, nested NER). A structure is any
+   set of labeled spans that pairwise do not cross (two spans are disjoint or
+   nested; a span (i, j) appears at most once, with one label); the empty set
+   is allowed, so log Z is always finite. Its score is the sum of the chosen
+   spans' scores; spans left out score 0.
+   The argmax is CKY with an extra "unlabeled" label of score 0 (a label is
+   kept only if it scores strictly more): every laminar set completes to a
+   binary tree, so the best tree gives the best set.
+   How spurious ambiguity is avoided: for sums the completion is not unique
+   (a set would be counted once per binary completion), so log Z uses a
+   decomposition in which each set has exactly one derivation. With
+   w[i, j] = sum_l exp scores[i, j, l],
+       A[i, j] = weight of all sets within words i..j,
+       N[i, j] = weight of those sets not containing span (i, j) itself,
+   decompose a set by what covers word i: either no chosen span in i..j
+   covers word i (the rest is any set within i+1..j), or the largest chosen
+   span covering it is (i, k), k < j, chosen with any set strictly inside it,
+   and the rest is any set within k+1..j (nothing can cross (i, k), and
+   nothing larger starts at i). So
+       N[i, i] = 1,   N[i, j] = A[i+1, j] + sum_{k=i}^{j-1} w[i, k] N[i, k] A[k+1, j],
+       A[i, j] = N[i, j] (1 + w[i, j]),   Z = A[0, n-1],
+   all computed in log space; marginals are its hand-written reverse-mode
+   derivative.
+
+Complexity (n words, L labels, one sentence): every function is
+O(n^3 + n^2 L) time and O(n^2) scratch memory (plus the O(n^2 L) output of
+the marginals); `add_hamming_cost` is O(n^2 L + m) for m gold spans.
+
+Every function takes one array (and returns one result) or a list/tuple of
+arrays (and returns a list): a batch is checked in Python, packed into one
+buffer and decoded by one Cython call with the GIL released.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _spans
+from ._arrays import (
+    ArrayOrBatch,
+    NoLegalStructureError,
+    as_batch,
+    check_mask,
+    check_scores,
+    pack,
+    unbatch,
+    unpack,
+    where,
+)
+
+__all__ = [
+    "cky_argmax",
+    "cky_log_partition",
+    "cky_marginals",
+    "laminar_argmax",
+    "laminar_log_partition",
+    "laminar_marginals",
+    "add_hamming_cost",
+    "NoLegalStructureError",
+]
+
+MaskOrBatch = Optional[Union[np.ndarray, Sequence[Optional[np.ndarray]]]]
+
+
+def _check_one(x: object, index: int, single: bool) -> np.ndarray:
+    """One sentence's scores as float64 (n, n, L), L >= 1, or a clear error."""
+    s = check_scores(x, "scores", 3, index, single)
+    if s.shape[0] != s.shape[1]:
+        raise ValueError(
+            f"scores{where(index, single)} must have shape (n, n, L), got {s.shape}"
+        )
+    if s.shape[2] == 0:
+        raise ValueError(
+            f"scores{where(index, single)} has no labels (shape {s.shape}); "
+            f"L must be at least 1"
+        )
+    return s
+
+
+def _prepare(scores: ArrayOrBatch, mask: MaskOrBatch):
+    """Check, mask and pack a batch: the arguments of every Cython call."""
+    items, single = as_batch(scores, "scores")
+    if mask is None:
+        masks: List[object] = [None] * len(items)
+    elif single:
+        masks = [mask]
+    else:
+        if not isinstance(mask, (list, tuple)):
+            raise TypeError(
+                "with a batch of scores, mask must be None or a list/tuple of "
+                f"masks, not {type(mask).__name__}"
+            )
+        if len(mask) != len(items):
+            raise ValueError(
+                f"mask has {len(mask)} items but scores has {len(items)}"
+            )
+        masks = list(mask)
+    arrays = []
+    for b, (x, m) in enumerate(zip(items, masks)):
+        s = _check_one(x, b, single)
+        if m is not None:
+            keep = check_mask(m, s.shape, "mask", b, single)
+            s = np.where(keep != 0, s, -np.inf)
+        arrays.append(s)
+    flat, offsets = pack(arrays)
+    lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    nlabels = np.array([a.shape[2] for a in arrays], dtype=np.int64)
+    return arrays, single, flat, offsets, lengths, nlabels
+
+
+def _argmax(scores, mask, laminar: bool):
+    arrays, single, flat, offsets, lengths, nlabels = _prepare(scores, mask)
+    span_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(2 * lengths - 1, 0), out=span_offsets[1:])
+    spans = np.zeros(3 * span_offsets[-1], dtype=np.int64)
+    counts = np.zeros(len(arrays), dtype=np.int64)
+    best = np.zeros(len(arrays), dtype=np.float64)
+    _spans.argmax(flat, offsets, lengths, nlabels, laminar, spans, span_offsets, counts, best)
+    results = []
+    for b in range(len(arrays)):
+        if counts[b] < 0:
+            raise NoLegalStructureError(
+                f"every tree over scores{where(b, single)} has score -inf "
+                f"(check the -inf entries and the mask)"
+            )
+        start = 3 * span_offsets[b]
+        out = spans[start : start + 3 * counts[b]].reshape(-1, 3)
+        results.append((out, float(best[b])))
+    return unbatch(results, single)
+
+
+def _log_partition(scores, mask, laminar: bool):
+    arrays, single, flat, offsets, lengths, nlabels = _prepare(scores, mask)
+    log_z = np.zeros(len(arrays), dtype=np.float64)
+    _spans.log_partition(flat, offsets, lengths, nlabels, laminar, log_z)
+    return unbatch([float(z) for z in log_z], single)
+
+
+def _marginals(scores, mask, laminar: bool):
+    arrays, single, flat, offsets, lengths, nlabels = _prepare(scores, mask)
+    log_z = np.zeros(len(arrays), dtype=np.float64)
+    marg = np.zeros_like(flat)
+    _spans.marginals(flat, offsets, lengths, nlabels, laminar, log_z, marg)
+    margs = unpack(marg, offsets, [a.shape for a in arrays])
+    return unbatch([(float(z), m) for z, m in zip(log_z, margs)], single)
+
+
+def cky_argmax(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """Best labeled binary tree: `(spans, score)`, spans (2n - 1, 3).
+
+    Raises NoLegalStructureError if every tree scores -inf. O(n^3 + n^2 L).
+    """
+    return _argmax(scores, mask, False)
+
+
+def cky_log_partition(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """log Z over all labeled binary trees (-inf if none is legal). O(n^3 + n^2 L)."""
+    return _log_partition(scores, mask, False)
+
+
+def cky_marginals(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """`(log_z, marginals)`: P(span (i, j) with label l is in the tree), (n, n, L).
+
+    The gradient of log Z with respect to the scores, for CRF-style training.
+    O(n^3 + n^2 L).
+    """
+    return _marginals(scores, mask, False)
+
+
+def laminar_argmax(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """Best laminar labeled span set: `(spans, score)`, score >= 0.
+
+    A span enters only if it strictly helps, so all-zero scores give no span.
+    O(n^3 + n^2 L).
+    """
+    return _argmax(scores, mask, True)
+
+
+def laminar_log_partition(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """log Z over all laminar labeled span sets, each counted once. O(n^3 + n^2 L)."""
+    return _log_partition(scores, mask, True)
+
+
+def laminar_marginals(scores: ArrayOrBatch, mask: MaskOrBatch = None):
+    """`(log_z, marginals)`: P(span (i, j) with label l is in the set), (n, n, L).
+
+    O(n^3 + n^2 L).
+    """
+    return _marginals(scores, mask, True)
+
+
+def _check_gold(g: object, shape: Tuple[int, ...], index: int, single: bool) -> np.ndarray:
+    at = where(index, single)
+    if not isinstance(g, np.ndarray):
+        g = np.asarray(g)
+    if g.size == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    if g.dtype.kind not in "iu":
+        raise TypeError(f"gold_spans{at} must hold integers, not dtype {g.dtype}")
+    if g.ndim != 2 or g.shape[1] != 3:
+        raise ValueError(
+            f"gold_spans{at} must have shape (m, 3) of (start, end, label), got {g.shape}"
+        )
+    g = g.astype(np.int64)
+    n, _, L = shape
+    start, end, label = g[:, 0], g[:, 1], g[:, 2]
+    bad = (start < 0) | (end >= n) | (start > end) | (label < 0) | (label >= L)
+    if bad.any():
+        row = g[np.argmax(bad)]
+        raise ValueError(
+            f"gold_spans{at} has span {tuple(int(v) for v in row)} outside a sentence "
+            f"of {n} words with {L} labels (need 0 <= start <= end < n, 0 <= label < L)"
+        )
+    return g
+
+
+def add_hamming_cost(
+    scores: ArrayOrBatch,
+    gold_spans: Union[np.ndarray, Sequence[np.ndarray]],
+    cost: float = 1.0,
+):
+    """Scores for cost-augmented decoding: `scores + cost * (1 - 2 * gold)`.
+
+    The Hamming cost (#predicted labeled spans not in gold + #gold not
+    predicted) equals that per-span sum plus the constant #gold, so the argmax
+    of these scores is the argmax of score + cost, for max-margin training.
+    Gold spans are (start, end inclusive, label) rows; duplicates count once.
+    """
+    if not np.isfinite(cost) or isinstance(cost, (bool, np.bool_)):
+        raise ValueError(f"cost must be a finite number, got {cost!r}")
+    items, single = as_batch(scores, "scores")
+    arrays = [_check_one(x, b, single) for b, x in enumerate(items)]
+    if single:
+        golds: List[object] = [gold_spans]
+    else:
+        if not isinstance(gold_spans, (list, tuple)):
+            raise TypeError(
+                "with a batch of scores, gold_spans must be a list/tuple of arrays"
+            )
+        if len(gold_spans) != len(items):
+            raise ValueError(
+                f"gold_spans has {len(gold_spans)} items but scores has {len(items)}"
+            )
+        golds = list(gold_spans)
+    results = []
+    for b, (s, g) in enumerate(zip(arrays, golds)):
+        gold = _check_gold(g, s.shape, b, single)
+        sign = np.ones(s.shape)
+        sign[gold[:, 0], gold[:, 1], gold[:, 2]] = -1.0
+        results.append(s + float(cost) * sign)
+    return unbatch(results, single)
