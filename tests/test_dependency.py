@@ -261,3 +261,13 @@ def test_check_heads_names_the_problem(heads, match):
         D.check_heads(np.array(heads))
     with pytest.raises(ValueError, match=match):
         D.add_hamming_cost(np.zeros((len(heads), len(heads))), np.array(heads))
+
+
+def test_matrix_tree_reference_agrees():
+    rng = np.random.default_rng(5)
+    for single_root in (True, False):
+        s = rng.normal(size=(7, 7))
+        z, m = D.matrix_tree_marginals(s, single_root=single_root)
+        rz, rm = R.matrix_tree_marginals(s, single_root=single_root)
+        assert z == pytest.approx(rz)
+        np.testing.assert_allclose(m, rm, atol=1e-10)

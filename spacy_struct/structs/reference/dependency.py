@@ -169,3 +169,32 @@ def matrix_tree_log_partition(scores: np.ndarray, single_root: bool = True) -> f
         L[0, :] = root
     sign, logdet = np.linalg.slogdet(L)
     return float(logdet) if sign > 0 else -np.inf
+
+
+def matrix_tree_marginals(scores: np.ndarray, single_root: bool = True):
+    """Per-sentence (log Z, marginals) by the Koo et al. (2007) formulas."""
+    s = np.asarray(scores, dtype=np.float64)
+    n = s.shape[0] - 1
+    out = np.zeros_like(s)
+    if n == 0:
+        return 0.0, out
+    W = np.exp(s)
+    np.fill_diagonal(W, 0.0)
+    A, root = W[1:, 1:], W[0, 1:]
+    L = np.diag(A.sum(axis=0) + (0 if single_root else root)) - A
+    if single_root:
+        L[0, :] = root
+    sign, logdet = np.linalg.slogdet(L)
+    if sign <= 0:
+        return -np.inf, out
+    inv = np.linalg.inv(L)
+    for h in range(n):
+        for d in range(n):
+            if h == d:
+                continue
+            if single_root:
+                out[h + 1, d + 1] = A[h, d] * ((d != 0) * inv[d, d] - (h != 0) * inv[d, h])
+            else:
+                out[h + 1, d + 1] = A[h, d] * (inv[d, d] - inv[d, h])
+    out[0, 1:] = root * (inv[:, 0] if single_root else np.diag(inv))
+    return float(logdet), out
