@@ -242,17 +242,13 @@ def cle_batch(const double[::1] flat, const int64_t[::1] offsets,
               int64_t[::1] heads, const int64_t[::1] head_offsets,
               uint8_t[::1] failed):
     """Decode every sentence of a packed batch; `failed[i]` = no legal tree."""
-    cdef Py_ssize_t i, B = sizes.shape[0]
-    cdef int64_t N, max_n = 1
+    cdef Py_ssize_t i
     cdef CLEScratch m
     cdef int status = 0
-    for i in range(B):
-        if sizes[i] > max_n:
-            max_n = sizes[i]
     with nogil:
-        status = cle_alloc(&m, max_n)
+        status = cle_alloc(&m, largest(sizes))
         if status == 0:
-            for i in range(B):
+            for i in range(sizes.shape[0]):
                 failed[i] = cle_one(&flat[offsets[i]], sizes[i], single_root, &m,
                                     &heads[head_offsets[i]])
         cle_free(&m)
@@ -361,35 +357,67 @@ cdef int eisner_argmax_one(const double* sc, int64_t N, bint single_root,
     return 0
 
 
+cdef struct EisnerTables:
+    # chart of the largest sentence in the batch, reused for every sentence
+    double* C
+    double* I
+    double* gC       # adjoints (inside/outside) or NULL
+    double* gI
+    int64_t* bC      # back-pointers (argmax) or NULL
+    int64_t* bI
+    int64_t* stack
+
+
+cdef int eisner_alloc(EisnerTables* t, int64_t N, bint argmax) noexcept nogil:
+    cdef size_t cells = N * N * 2
+    t.C = <double*>malloc(cells * sizeof(double))
+    t.I = <double*>malloc(cells * sizeof(double))
+    t.gC = t.gI = NULL
+    t.bC = t.bI = t.stack = NULL
+    if argmax:
+        t.bC = <int64_t*>malloc(cells * sizeof(int64_t))
+        t.bI = <int64_t*>malloc(cells * sizeof(int64_t))
+        t.stack = <int64_t*>malloc(4 * (2 * N + 2) * sizeof(int64_t))
+        if t.bC == NULL or t.bI == NULL or t.stack == NULL:
+            return -1
+    else:
+        t.gC = <double*>malloc(cells * sizeof(double))
+        t.gI = <double*>malloc(cells * sizeof(double))
+        if t.gC == NULL or t.gI == NULL:
+            return -1
+    return 0 if (t.C != NULL and t.I != NULL) else -1
+
+
+cdef void eisner_free(EisnerTables* t) noexcept nogil:
+    free(t.C); free(t.I); free(t.gC); free(t.gI); free(t.bC); free(t.bI); free(t.stack)
+
+
+cdef int64_t largest(const int64_t[::1] sizes) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t best = 1
+    for i in range(sizes.shape[0]):
+        if sizes[i] > best:
+            best = sizes[i]
+    return best
+
+
 def eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
                  const int64_t[::1] sizes, bint single_root,
                  int64_t[::1] heads, const int64_t[::1] head_offsets,
                  uint8_t[::1] failed):
     """Projective argmax of every sentence of a packed batch."""
-    cdef Py_ssize_t i, B = sizes.shape[0]
-    cdef int64_t max_n = 1
-    cdef double* C
-    cdef double* I
-    cdef int64_t* bC
-    cdef int64_t* bI
-    cdef int64_t* stack
-    for i in range(B):
-        if sizes[i] > max_n:
-            max_n = sizes[i]
+    cdef Py_ssize_t i
+    cdef int status
+    cdef EisnerTables t
     with nogil:
-        C = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        I = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        bC = <int64_t*>malloc(max_n * max_n * 2 * sizeof(int64_t))
-        bI = <int64_t*>malloc(max_n * max_n * 2 * sizeof(int64_t))
-        stack = <int64_t*>malloc(4 * (2 * max_n + 2) * sizeof(int64_t))
-        if C != NULL and I != NULL and bC != NULL and bI != NULL and stack != NULL:
-            for i in range(B):
+        status = eisner_alloc(&t, largest(sizes), True)
+        if status == 0:
+            for i in range(sizes.shape[0]):
                 failed[i] = eisner_argmax_one(&flat[offsets[i]], sizes[i], single_root,
-                                              C, I, bC, bI, stack, &heads[head_offsets[i]])
-        else:
-            max_n = -1
-        free(C); free(I); free(bC); free(bI); free(stack)
-    if max_n < 0:
+                                              t.C, t.I, t.bC, t.bI, t.stack,
+                                              &heads[head_offsets[i]])
+        eisner_free(&t)
+    if status != 0:
         raise MemoryError()
 
 
@@ -487,28 +515,17 @@ def eisner_inside_outside_batch(const double[::1] flat, const int64_t[::1] offse
                                 double[::1] log_z, double[::1] marginals,
                                 bint want_marginals):
     """log Z (and arc marginals, laid out like the scores) of every sentence."""
-    cdef Py_ssize_t i, B = sizes.shape[0]
-    cdef int64_t max_n = 1
-    cdef double *C
-    cdef double *I
-    cdef double *gC
-    cdef double *gI
-    for i in range(B):
-        if sizes[i] > max_n:
-            max_n = sizes[i]
+    cdef Py_ssize_t i
+    cdef int status
+    cdef EisnerTables t
     with nogil:
-        C = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        I = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        gC = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        gI = <double*>malloc(max_n * max_n * 2 * sizeof(double))
-        if C != NULL and I != NULL and gC != NULL and gI != NULL:
-            for i in range(B):
-                log_z[i] = eisner_inside_one(&flat[offsets[i]], sizes[i], single_root, C, I)
+        status = eisner_alloc(&t, largest(sizes), False)
+        if status == 0:
+            for i in range(sizes.shape[0]):
+                log_z[i] = eisner_inside_one(&flat[offsets[i]], sizes[i], single_root, t.C, t.I)
                 if want_marginals:
-                    eisner_outside_one(&flat[offsets[i]], sizes[i], single_root, C, I,
-                                       gC, gI, &marginals[offsets[i]])
-        else:
-            max_n = -1
-        free(C); free(I); free(gC); free(gI)
-    if max_n < 0:
+                    eisner_outside_one(&flat[offsets[i]], sizes[i], single_root, t.C, t.I,
+                                       t.gC, t.gI, &marginals[offsets[i]])
+        eisner_free(&t)
+    if status != 0:
         raise MemoryError()

@@ -155,38 +155,36 @@ def eisner_log_partition(scores: np.ndarray, single_root: bool = True) -> float:
     return float(C[0, -1, 1])
 
 
-def matrix_tree_log_partition(scores: np.ndarray, single_root: bool = True) -> float:
-    """Per-sentence Matrix-Tree theorem without the batching and shifting."""
-    s = np.asarray(scores, dtype=np.float64)
-    n = s.shape[0] - 1
-    if n == 0:
-        return 0.0
+def _laplacian(s: np.ndarray, single_root: bool):
+    """(L, A, root): the Matrix-Tree Laplacian, plain exp() and no shifting."""
     W = np.exp(s)
     np.fill_diagonal(W, 0.0)
     A, root = W[1:, 1:], W[0, 1:]
     L = np.diag(A.sum(axis=0) + (0 if single_root else root)) - A
     if single_root:
         L[0, :] = root
-    sign, logdet = np.linalg.slogdet(L)
-    return float(logdet) if sign > 0 else -np.inf
+    return L, A, root
 
 
-def matrix_tree_marginals(scores: np.ndarray, single_root: bool = True):
+def matrix_tree_log_partition(scores: np.ndarray, single_root: bool = True) -> float:
+    """Per-sentence Matrix-Tree theorem without the batching and shifting."""
+    return matrix_tree_marginals(scores, single_root, want_marginals=False)[0]
+
+
+def matrix_tree_marginals(scores: np.ndarray, single_root: bool = True,
+                          want_marginals: bool = True):
     """Per-sentence (log Z, marginals) by the Koo et al. (2007) formulas."""
     s = np.asarray(scores, dtype=np.float64)
     n = s.shape[0] - 1
     out = np.zeros_like(s)
     if n == 0:
         return 0.0, out
-    W = np.exp(s)
-    np.fill_diagonal(W, 0.0)
-    A, root = W[1:, 1:], W[0, 1:]
-    L = np.diag(A.sum(axis=0) + (0 if single_root else root)) - A
-    if single_root:
-        L[0, :] = root
+    L, A, root = _laplacian(s, single_root)
     sign, logdet = np.linalg.slogdet(L)
     if sign <= 0:
         return -np.inf, out
+    if not want_marginals:
+        return float(logdet), out
     inv = np.linalg.inv(L)
     for h in range(n):
         for d in range(n):
