@@ -144,5 +144,6 @@ def format_table(rows: List[dict]) -> str:
             f"| {r['decoder']} | {r['n']} | {r['fast']:,.0f} | {r['slow']:,.1f} | "
             f"{r['ratio']:,.0f}x | {'yes' if r['agree'] else 'NO'} ({r['checked']} sent.) |"
         )
-    notes = [f"- {c.name}: {c.note}" for c in CASES if c.note]
+    shown = {r["decoder"] for r in rows}
+    notes = [f"- {c.name}: {c.note}" for c in CASES if c.note and c.name in shown]
     return "\n".join(lines + [""] + notes)

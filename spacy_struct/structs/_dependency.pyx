@@ -7,7 +7,7 @@ dependent d, node 0 the root. Every function loops over the sentences with the
 GIL released and allocates its scratch once, for the largest sentence. The
 Python layer (`dependency.py`) validates the input; nothing here raises.
 """
-from libc.math cimport INFINITY, exp, log, log1p
+from libc.math cimport INFINITY, exp, log
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
@@ -268,16 +268,6 @@ cdef inline int64_t ix(int64_t s, int64_t t, int64_t d, int64_t N) noexcept nogi
     return (s * N + t) * 2 + d
 
 
-cdef inline double logaddexp(double a, double b) noexcept nogil:
-    if a == NEG_INF:
-        return b
-    if b == NEG_INF:
-        return a
-    if a > b:
-        return a + log1p(exp(b - a))
-    return b + log1p(exp(a - b))
-
-
 cdef int eisner_argmax_one(const double* sc, int64_t N, bint single_root,
                            double* C, double* I, int64_t* bC, int64_t* bI,
                            int64_t* stack, int64_t* heads) noexcept nogil:
@@ -421,9 +411,29 @@ def eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
         raise MemoryError()
 
 
+cdef inline double lse_terms(const double* a, const double* b, int64_t stride_b,
+                            int64_t count) noexcept nogil:
+    """log sum_k exp(a[2k] + b[stride_b * k]): the terms of one chart item.
+
+    The chart stores the split points of an item at fixed strides, so one
+    max pass and one exp per term replace a pairwise log-add-exp per term.
+    """
+    cdef int64_t k
+    cdef double m = NEG_INF, v, total = 0.0
+    for k in range(count):
+        v = a[2 * k] + b[stride_b * k]
+        if v > m:
+            m = v
+    if m == NEG_INF:
+        return m
+    for k in range(count):
+        total += exp(a[2 * k] + b[stride_b * k] - m)
+    return m + log(total)
+
+
 cdef double eisner_inside_one(const double* sc, int64_t N, bint single_root,
                               double* C, double* I) noexcept nogil:
-    cdef int64_t w, s, t, r, r_hi
+    cdef int64_t w, s, t, r_hi
     cdef double acc
     for s in range(N):
         C[ix(s, s, 0, N)] = 0.0
@@ -432,19 +442,14 @@ cdef double eisner_inside_one(const double* sc, int64_t N, bint single_root,
         for s in range(N - w):
             t = s + w
             r_hi = s if (single_root and s == 0) else t - 1
-            acc = NEG_INF
-            for r in range(s, r_hi + 1):
-                acc = logaddexp(acc, C[ix(s, r, 1, N)] + C[ix(r + 1, t, 0, N)])
+            # I[s,t]: C[s,r,1] + C[r+1,t,0] for r = s..r_hi
+            acc = lse_terms(&C[ix(s, s, 1, N)], &C[ix(s + 1, t, 0, N)], 2 * N, r_hi - s + 1)
             I[ix(s, t, 0, N)] = NEG_INF if (s == 0 or acc == NEG_INF) else acc + sc[t * N + s]
             I[ix(s, t, 1, N)] = NEG_INF if acc == NEG_INF else acc + sc[s * N + t]
-            acc = NEG_INF
-            for r in range(s, t):
-                acc = logaddexp(acc, C[ix(s, r, 0, N)] + I[ix(r, t, 0, N)])
-            C[ix(s, t, 0, N)] = acc
-            acc = NEG_INF
-            for r in range(s + 1, t + 1):
-                acc = logaddexp(acc, I[ix(s, r, 1, N)] + C[ix(r, t, 1, N)])
-            C[ix(s, t, 1, N)] = acc
+            # C[s,t,0]: C[s,r,0] + I[r,t,0] for r = s..t-1
+            C[ix(s, t, 0, N)] = lse_terms(&C[ix(s, s, 0, N)], &I[ix(s, t, 0, N)], 2 * N, t - s)
+            # C[s,t,1]: I[s,r,1] + C[r,t,1] for r = s+1..t
+            C[ix(s, t, 1, N)] = lse_terms(&I[ix(s, s + 1, 1, N)], &C[ix(s + 1, t, 1, N)], 2 * N, t - s)
     return C[ix(0, N - 1, 1, N)] if N > 1 else 0.0
 
 
