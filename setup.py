@@ -1,7 +1,9 @@
 """Build the Cython structure decoders.
 
 Metadata lives in setup.cfg; this file only declares the extensions, so that
-`pip install .` compiles them from the .pyx sources (no generated C is shipped).
+`pip install .` compiles them from the .pyx sources. The sources live under
+src/, so running from a checkout can never import the uncompiled tree instead
+of the installed package.
 """
 from pathlib import Path
 
@@ -10,12 +12,12 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "spacy_struct" / "structs").glob("*.pyx"))
+SOURCES = sorted((HERE / "src" / "spacy_struct" / "structs").glob("*.pyx"))
 
 extensions = [
     Extension(
         "spacy_struct.structs." + path.stem,
-        [str(path.relative_to(HERE))],
+        [path.relative_to(HERE).as_posix()],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"],

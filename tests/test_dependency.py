@@ -271,3 +271,56 @@ def test_matrix_tree_reference_agrees():
         rz, rm = R.matrix_tree_marginals(s, single_root=single_root)
         assert z == pytest.approx(rz)
         np.testing.assert_allclose(m, rm, atol=1e-10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arc_scores(max_n=5, integer=False), st.booleans(), st.data())
+def test_argmax_is_exact_with_huge_finite_scores(scores, single_root, data):
+    # soft masks (-1e30) and forcing values must not swamp the other scores
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    big = data.draw(st.sampled_from([-1e30, -1e15, -1e9, 1e9]))
+    scores = scores.copy()
+    scores[rng.random(scores.shape) < 0.3] = big
+    assert_argmax(D.chu_liu_edmonds, scores, single_root, projective=False)
+    assert_argmax(D.eisner, scores, single_root, projective=True)
+
+
+@pytest.mark.parametrize("gap", [0.0, 30.0, 800.0])
+def test_single_root_matrix_tree_survives_weak_root_arcs(gap):
+    rng = np.random.default_rng(int(gap))
+    s = rng.normal(size=(6, 6))
+    s[0, 1:] -= gap               # root arcs far below the word arcs
+    log_z, marg = D.matrix_tree_marginals(s)
+    assert log_z == pytest.approx(log_partition(s, True), rel=1e-12)
+    np.testing.assert_allclose(marg, marginals(s, True), atol=1e-9)
+    s = np.array([[0, 0, 0], [0, 0, 800.0], [0, 800.0, 0]])
+    assert D.matrix_tree_log_partition(s) == pytest.approx(log_partition(s, True))
+
+
+def test_multi_root_matrix_tree_refuses_a_lost_determinant():
+    rng = np.random.default_rng(2)
+    s = rng.normal(size=(6, 6))
+    s[0, 1:] -= 15.0
+    log_z, marg = D.matrix_tree_marginals(s, single_root=False)
+    assert log_z == pytest.approx(log_partition(s, False), rel=1e-9)
+    np.testing.assert_allclose(marg, marginals(s, False), atol=1e-6)
+    s[0, 1:] -= 25.0              # now exp(-40): LU cancels, the answer would be wrong
+    with pytest.raises(FloatingPointError, match="single_root=True"):
+        D.matrix_tree_marginals(s, single_root=False)
+
+
+def test_matrix_tree_batch_of_mixed_lengths_is_not_padded():
+    rng = np.random.default_rng(4)
+    batch = [rng.normal(size=(n + 1, n + 1)) for n in (5, 5, 300, 0, 5)]
+    out = D.matrix_tree_marginals(batch)
+    for s, (z, m) in zip(batch, out):
+        z1, m1 = D.matrix_tree_marginals(s)
+        assert z == pytest.approx(z1)
+        assert m.shape == s.shape
+
+
+def test_tree_score_and_cost_check_their_arguments():
+    with pytest.raises(ValueError, match="outside"):
+        D.tree_score(np.zeros((3, 3)), np.array([-1, 0, -1]))
+    with pytest.raises(ValueError, match="finite number"):
+        D.add_hamming_cost(np.zeros((3, 3)), np.array([-1, 0, 1]), cost=True)

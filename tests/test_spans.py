@@ -342,10 +342,14 @@ def test_bad_scores_in_batch_names_item():
 
 def test_bad_masks():
     s = np.zeros((3, 3, 2))
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="must be"):
         S.cky_argmax(s, np.ones((3, 4), dtype=bool))
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="must be"):
         S.laminar_marginals(s, np.ones((3, 3, 3), dtype=bool))
+    # shapes that numpy would broadcast are refused, not guessed at
+    for shape in [(3,), (), (1,), (3, 1), (1, 3, 2)]:
+        with pytest.raises(ValueError, match="must be"):
+            S.laminar_argmax(s, np.ones(shape, dtype=bool))
     with pytest.raises(TypeError, match="boolean"):
         S.cky_argmax(s, np.ones((3, 3), dtype=float))
     with pytest.raises(ValueError, match="mask has 1 items but scores has 2"):

@@ -17,20 +17,21 @@ original McDonald et al. (2005) model.
 | non-projective argmax | `chu_liu_edmonds` | O(n^2), both modes |
 | projective argmax | `eisner` | O(n^3) |
 | projective log Z, arc marginals | `eisner_log_partition`, `eisner_marginals` | O(n^3) |
-| non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (LU) |
+| non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (LU, numpy) |
 | cost-augmented argmax | `add_hamming_cost` then any argmax | O(n^2) extra |
 
 Chu-Liu-Edmonds follows Tarjan's dense-graph organisation: paths of best
 incoming edges are grown and every cycle is contracted at a cost linear in its
 size times n, and the cycle sizes add up to less than 2n. The single-root
-mode is the root-edge deletion of Gabow & Tarjan (1984) as stated by Zmigrod,
-Vieira & Cotterell (2020): while the greedy graph has several root edges, the
-one whose removal costs least is not in the optimum and is deleted; with the
-per-node best non-root score cached this stays O(n^2).
+mode reweights the root arcs (Stanojevic & Cohen 2021) exactly: an arc weighs
+the pair (-[it leaves the root], score), compared lexicographically, so the
+optimum has the fewest root arcs first and the best score second, with no
+large constant that could swamp the scores. Still O(n^2).
 
 Every function takes one array (and returns one result) or a list/tuple of
-arrays of different sizes (and returns a list): the batched form runs all
-sentences in one call with the GIL released.
+arrays of different sizes (and returns a list). The Cython decoders run a
+batch in one call with the GIL released; the Matrix-Tree functions are numpy
+(LAPACK), one stacked call per sentence length.
 """
 from __future__ import annotations
 
@@ -128,57 +129,66 @@ def eisner_marginals(scores, single_root: bool = True):
 
 
 def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
-    """log Z and marginals for a batch, padded into one stacked LU call.
+    """log Z and marginals for a batch: one stacked LU call per sentence length.
 
-    Each column (the incoming arcs of one word, root arc included) is shifted
-    by its maximum before exponentiation: every tree has exactly one arc per
-    column, so log Z moves by the sum of the shifts and the marginals do not
-    move, and no exp() overflows. Padding words get an identity row and
-    column, which leave the determinant and the real marginals unchanged.
+    Stability: each column (the incoming arcs of one word, root arc included)
+    is shifted by its maximum before exponentiation. Every tree has exactly
+    one arc per column, so log Z moves by the sum of the shifts, the
+    marginals do not move, and no exp() overflows. In the single-root matrix
+    the root weights form a row of their own, which is rescaled by its own
+    maximum (in log space), so weak root arcs cannot underflow to zero.
+    Sentences are grouped by length, so nothing is padded.
     """
-    B = len(arrays)
-    sizes = np.array([a.shape[0] - 1 for a in arrays], dtype=np.int64)
-    m = int(sizes.max()) if B else 0
-    log_z = np.zeros(B)
+    log_z = np.zeros(len(arrays))
     marginals = [np.zeros_like(a) for a in arrays]
-    if m == 0:
-        return log_z, marginals
-    S = np.full((B, m + 1, m + 1), -np.inf)
-    for b, a in enumerate(arrays):
-        S[b, : a.shape[0], : a.shape[0]] = a
+    sizes = np.array([a.shape[0] - 1 for a in arrays], dtype=np.int64)
+    for n in np.unique(sizes):
+        if n == 0:
+            continue
+        idx = np.flatnonzero(sizes == n)
+        z, m = _matrix_tree_same_length(np.stack([arrays[i] for i in idx]), single_root)
+        log_z[idx] = z
+        for j, i in enumerate(idx):
+            marginals[i] = m[j]
+    return log_z, marginals
+
+
+def _matrix_tree_same_length(S: np.ndarray, single_root: bool):
+    B, N, _ = S.shape
+    n = N - 1
+    S = S.copy()
     S[:, :, 0] = -np.inf
-    idx = np.arange(1, m + 1)
-    S[:, idx, idx] = -np.inf
-    shift = S.max(axis=1)                       # (B, m+1), per dependent column
+    words = np.arange(1, N)
+    S[:, words, words] = -np.inf
+    shift = S.max(axis=1)                               # (B, N): per dependent column
     shift[~np.isfinite(shift)] = 0.0
-    W = np.exp(S - shift[:, None, :])           # W[b, h, d]
-    A = W[:, 1:, 1:]                            # word -> word
-    root = W[:, 0, 1:]                          # root -> word
-    L = -A.copy()
-    diag = A.sum(axis=1)                        # incoming weight of each word
-    if not single_root:
-        diag = diag + root
-    L[:, np.arange(m), np.arange(m)] = diag
+    logW = S - shift[:, None, :]
+    A = np.exp(logW[:, 1:, 1:])                         # word -> word, <= 1
+    L = -A
+    diag = A.sum(axis=1)
     if single_root:
-        L[:, 0, :] = root                       # Koo et al. (2007): row 1 -> root weights
-    pad = idx[None, :] > sizes[:, None]         # (B, m) padding words
-    for b in np.flatnonzero(pad.any(axis=1)):
-        p = np.flatnonzero(pad[b])
-        L[b, p, :] = 0.0
-        L[b, :, p] = 0.0
-        L[b, p, p] = 1.0
+        root_log = logW[:, 0, 1:]
+        row_shift = root_log.max(axis=1)
+        row_shift[~np.isfinite(row_shift)] = 0.0
+        root = np.exp(root_log - row_shift[:, None])    # max entry 1
+        L[:, np.arange(n), np.arange(n)] = diag
+        L[:, 0, :] = root                               # Koo et al. (2007)
+    else:
+        root = np.exp(logW[:, 0, 1:])
+        row_shift = np.zeros(B)
+        L[:, np.arange(n), np.arange(n)] = diag + root
     sign, logdet = np.linalg.slogdet(L)
     ok = sign > 0
-    real_shift = np.where(pad, 0.0, shift[:, 1:]).sum(axis=1)
-    log_z = np.where(ok, logdet + real_shift, -np.inf)
+    log_z = np.where(ok, logdet + shift[:, 1:].sum(axis=1) + row_shift, -np.inf)
+    marg = np.zeros_like(S)
     if ok.any():
         inv = np.zeros_like(L)
         inv[ok] = np.linalg.inv(L[ok])
         # d logdet / d L[i, j] = inv[j, i]
-        diag_inv = inv[:, np.arange(m), np.arange(m)]           # inv[d, d]
-        invT = np.swapaxes(inv, 1, 2)                            # invT[h, d] = inv[d, h]
+        diag_inv = inv[:, np.arange(n), np.arange(n)]   # inv[d, d]
+        invT = np.swapaxes(inv, 1, 2)                   # invT[h, d] = inv[d, h]
         if single_root:
-            not_first = np.ones(m)
+            not_first = np.ones(n)
             not_first[0] = 0.0
             word = A * (diag_inv[:, None, :] * not_first[None, None, :]
                         - invT * not_first[None, :, None])
@@ -186,16 +196,38 @@ def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
         else:
             word = A * (diag_inv[:, None, :] - invT)
             rootm = root * diag_inv
-        for b, a in enumerate(arrays):
-            if not ok[b]:
-                continue
-            n = a.shape[0] - 1
-            out = marginals[b]
-            out[0, 1:] = rootm[b, :n]
-            out[1:, 1:] = word[b, :n, :n]
-            np.fill_diagonal(out, 0.0)
-            np.clip(out, 0.0, 1.0, out=out)
-    return log_z, marginals
+        marg[:, 0, 1:] = rootm
+        marg[:, 1:, 1:] = word
+        marg[:, words, words] = 0.0
+        marg[~ok] = 0.0
+    _check_precision(S, marg, ok, single_root)
+    np.clip(marg, 0.0, 1.0, out=marg)
+    return log_z, marg
+
+
+def _check_precision(S: np.ndarray, marg: np.ndarray, ok: np.ndarray, single_root: bool):
+    """Refuse to return marginals that the determinant no longer supports.
+
+    LU on a Laplacian whose root weights are many orders of magnitude below
+    its word weights cancels catastrophically (the matrix is then almost
+    singular). A tree's head marginals must sum to one per word; where they
+    do not, or where a finite tree exists but the determinant came out
+    non-positive, the result would be silently wrong, so raise instead.
+    """
+    sums = marg[:, :, 1:].sum(axis=1)
+    bad = ok & (np.abs(sums - 1.0) > 1e-6).any(axis=1)
+    for b in np.flatnonzero(~ok):
+        try:
+            chu_liu_edmonds(S[b], single_root=single_root)
+        except NoLegalStructureError:
+            continue            # log Z = -inf is the right answer
+        bad[b] = True
+    if bad.any():
+        raise FloatingPointError(
+            "the Matrix-Tree determinant lost its precision: the root arcs are "
+            "too many orders of magnitude weaker than the word arcs"
+            + ("" if single_root else "; single_root=True or eisner_marginals stay accurate here")
+        )
 
 
 def matrix_tree_log_partition(scores, single_root: bool = True):
@@ -259,8 +291,9 @@ def check_heads(heads, n_words: int | None = None, name: str = "heads") -> np.nd
 
 def tree_score(scores: np.ndarray, heads: np.ndarray) -> float:
     """Sum of the arc scores of a tree given as `heads`."""
-    d = np.arange(1, len(heads))
-    return float(np.asarray(scores, dtype=np.float64)[heads[1:], d].sum())
+    s = np.asarray(scores, dtype=np.float64)
+    heads = check_heads(heads, s.shape[0] - 1)
+    return float(s[heads[1:], np.arange(1, len(heads))].sum())
 
 
 def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
@@ -278,8 +311,8 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
             f"gold_heads must match scores: {len(arrays)} score matrices, "
             f"{len(golds)} gold trees"
         )
-    if not np.isfinite(cost):
-        raise ValueError(f"cost must be finite, got {cost}")
+    if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not np.isfinite(cost):
+        raise ValueError(f"cost must be a finite number, got {cost!r}")
     out = []
     for i, (a, g) in enumerate(zip(arrays, golds)):
         g = check_heads(g, a.shape[0] - 1, name=f"gold_heads{where(i, single)}")

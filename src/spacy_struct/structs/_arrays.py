@@ -77,27 +77,25 @@ def check_scores(
 def check_mask(
     mask: object, shape: Tuple[int, ...], name: str, index: int = 0, single: bool = True
 ) -> np.ndarray:
-    """Return a boolean mask broadcast to `shape` as a C-contiguous uint8 array.
+    """Return a boolean mask of `shape` as a C-contiguous uint8 array.
 
-    A mask may leave out trailing axes that it applies to whole (an (n, n)
-    span mask for (n, n, L) scores); other shapes are refused.
+    The mask has the scores' shape, or leaves out their last axis (an (n, n)
+    span mask for (n, n, L) scores applies to every label); any other shape
+    is refused rather than broadcast in a way the caller did not mean.
     """
     at = where(index, single)
     if not isinstance(mask, np.ndarray):
         raise TypeError(f"{name}{at} must be a numpy array, not {type(mask).__name__}")
     if mask.dtype.kind not in "bui":
         raise TypeError(f"{name}{at} must be boolean, not dtype {mask.dtype}")
-    m = mask
-    while m.ndim < len(shape):
-        m = m[..., None]
-    try:
-        m = np.broadcast_to(m, shape)
-    except ValueError:
+    if mask.shape == tuple(shape[:-1]):
+        mask = mask[..., None]
+    elif mask.shape != tuple(shape):
         raise ValueError(
-            f"{name}{at} has shape {mask.shape}, which does not fit the scores' "
-            f"shape {shape}"
-        ) from None
-    return np.ascontiguousarray(m != 0, dtype=np.uint8)
+            f"{name}{at} has shape {mask.shape}; it must be {tuple(shape)} "
+            f"or {tuple(shape[:-1])}"
+        )
+    return np.ascontiguousarray(np.broadcast_to(mask != 0, shape), dtype=np.uint8)
 
 
 def pack(arrays: Sequence[np.ndarray], dtype=np.float64) -> Tuple[np.ndarray, np.ndarray]:

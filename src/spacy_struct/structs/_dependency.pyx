@@ -16,16 +16,19 @@ cdef double NEG_INF = -INFINITY
 
 # --------------------------------------------------------------------------
 # Chu-Liu-Edmonds, O(n^2) on dense graphs (Tarjan 1977 as organised by
-# Gabow, Galil, Spencer & Tarjan 1986). Single root by the reweighting of
-# Stanojevic & Cohen (2021): every root arc is lowered by a constant larger
-# than the score gap between any two trees, so every single-root tree beats
-# every multi-root one and the unconstrained optimum is the constrained one.
+# Gabow, Galil, Spencer & Tarjan 1986). Single root by reweighting the root
+# arcs (Stanojevic & Cohen 2021), done exactly: an arc's weight is the pair
+# (-[arc leaves the root], score), compared lexicographically. Edmonds'
+# algorithm holds over any ordered abelian group, so the optimum first has
+# the fewest root arcs (one, if any single-root tree is finite) and then the
+# best score, with no large constant that could swamp the scores.
 # --------------------------------------------------------------------------
 
 cdef struct CLEScratch:
     # Working scores between *slots*. A slot holds one current super-node;
     # a contracted cycle takes over the slot of one of its members.
     double* w        # w[u * N + v]: best adjusted score of an edge slot u -> slot v
+    double* r        # its adjusted root-arc count, compared before w (single root)
     int64_t* src     # real head of that edge
     int64_t* dst     # real dependent of that edge
     int64_t* slot_node   # super-node id held by a slot
@@ -37,12 +40,14 @@ cdef struct CLEScratch:
     int64_t* in_head
     int64_t* in_dep
     double* in_score
+    double* in_root
     uint8_t* removed
 
 
 cdef int cle_alloc(CLEScratch* m, int64_t N) noexcept nogil:
     cdef int64_t M = 2 * N + 1
     m.w = <double*>malloc(N * N * sizeof(double))
+    m.r = <double*>malloc(N * N * sizeof(double))
     m.src = <int64_t*>malloc(N * N * sizeof(int64_t))
     m.dst = <int64_t*>malloc(N * N * sizeof(int64_t))
     m.slot_node = <int64_t*>malloc(N * sizeof(int64_t))
@@ -53,8 +58,9 @@ cdef int cle_alloc(CLEScratch* m, int64_t N) noexcept nogil:
     m.in_head = <int64_t*>malloc(M * sizeof(int64_t))
     m.in_dep = <int64_t*>malloc(M * sizeof(int64_t))
     m.in_score = <double*>malloc(M * sizeof(double))
+    m.in_root = <double*>malloc(M * sizeof(double))
     m.removed = <uint8_t*>malloc(M * sizeof(uint8_t))
-    if (m.w == NULL or m.src == NULL or m.dst == NULL or m.slot_node == NULL
+    if (m.w == NULL or m.r == NULL or m.in_root == NULL or m.src == NULL or m.dst == NULL or m.slot_node == NULL
             or m.alive == NULL or m.state == NULL or m.path == NULL
             or m.parent == NULL
             or m.in_head == NULL or m.in_dep == NULL or m.in_score == NULL
@@ -64,18 +70,28 @@ cdef int cle_alloc(CLEScratch* m, int64_t N) noexcept nogil:
 
 
 cdef void cle_free(CLEScratch* m) noexcept nogil:
-    free(m.w); free(m.src); free(m.dst); free(m.slot_node); free(m.alive)
+    free(m.w); free(m.r); free(m.in_root); free(m.src); free(m.dst); free(m.slot_node); free(m.alive)
     free(m.state); free(m.path); free(m.parent); free(m.in_head); free(m.in_dep)
     free(m.in_score); free(m.removed)
+
+
+cdef inline bint better(double r1, double w1, double r2, double w2) noexcept nogil:
+    """(r1, w1) > (r2, w2) lexicographically; a -inf score never wins."""
+    if w1 == NEG_INF:
+        return False
+    if w2 == NEG_INF:
+        return True
+    return r1 > r2 or (r1 == r2 and w1 > w2)
 
 
 cdef inline int64_t best_incoming(CLEScratch* m, int64_t N, int64_t a) noexcept nogil:
     """Slot with the best edge into slot `a`, or -1 if every edge is -inf."""
     cdef int64_t u, best_u = -1
-    cdef double best = NEG_INF
     for u in range(N):
-        if m.alive[u] and u != a and m.w[u * N + a] > best:
-            best = m.w[u * N + a]
+        if m.alive[u] and u != a and (
+                best_u < 0 and m.w[u * N + a] > NEG_INF
+                or best_u >= 0 and better(m.r[u * N + a], m.w[u * N + a],
+                                          m.r[best_u * N + a], m.w[best_u * N + a])):
             best_u = u
     return best_u
 
@@ -85,6 +101,7 @@ cdef inline void choose_incoming(CLEScratch* m, int64_t N, int64_t a, int64_t u)
     m.in_head[c] = m.src[u * N + a]
     m.in_dep[c] = m.dst[u * N + a]
     m.in_score[c] = m.w[u * N + a]
+    m.in_root[c] = m.r[u * N + a]
 
 
 cdef int64_t contract(CLEScratch* m, int64_t N, int64_t* cycle, int64_t size,
@@ -98,7 +115,7 @@ cdef int64_t contract(CLEScratch* m, int64_t N, int64_t* cycle, int64_t size,
     """
     cdef int64_t keep = cycle[0], c = next_id[0]
     cdef int64_t i, u, v, best_v
-    cdef double best, val
+    cdef double best, val, best_r, val_r
     next_id[0] += 1
     for i in range(size):
         m.parent[m.slot_node[cycle[i]]] = c
@@ -106,31 +123,38 @@ cdef int64_t contract(CLEScratch* m, int64_t N, int64_t* cycle, int64_t size,
     for u in range(N):
         if not m.alive[u] or m.state[u] == 3:
             continue
-        # edges u -> cycle
+        # edges u -> cycle, relative to the cycle edge each would replace
         best = NEG_INF
+        best_r = 0.0
         best_v = keep
         for i in range(size):
             v = cycle[i]
             val = m.w[u * N + v]
             if val > NEG_INF:
                 val = val - m.in_score[m.slot_node[v]]
-                if val > best:
+                val_r = m.r[u * N + v] - m.in_root[m.slot_node[v]]
+                if better(val_r, val, best_r, best):
                     best = val
+                    best_r = val_r
                     best_v = v
         m.src[u * N + keep] = m.src[u * N + best_v]
         m.dst[u * N + keep] = m.dst[u * N + best_v]
         m.w[u * N + keep] = best
+        m.r[u * N + keep] = best_r
         # edges cycle -> u
         best = NEG_INF
+        best_r = 0.0
         best_v = keep
         for i in range(size):
             v = cycle[i]
-            if m.w[v * N + u] > best:
+            if better(m.r[v * N + u], m.w[v * N + u], best_r, best):
                 best = m.w[v * N + u]
+                best_r = m.r[v * N + u]
                 best_v = v
         m.src[keep * N + u] = m.src[best_v * N + u]
         m.dst[keep * N + u] = m.dst[best_v * N + u]
         m.w[keep * N + u] = best
+        m.r[keep * N + u] = best_r
     m.w[keep * N + keep] = NEG_INF
     for i in range(1, size):
         v = cycle[i]
@@ -141,47 +165,23 @@ cdef int64_t contract(CLEScratch* m, int64_t N, int64_t* cycle, int64_t size,
     return keep
 
 
-cdef double root_penalty(const double* s, int64_t N) noexcept nogil:
-    """1 + the sum over words of the spread of their finite incoming scores.
-
-    Two trees differ by at most that much, so lowering each root arc by it
-    makes any tree with k root arcs lose to any tree with one.
-    """
-    cdef int64_t h, d
-    cdef double lo, hi, total = 1.0
-    for d in range(1, N):
-        lo = INFINITY
-        hi = NEG_INF
-        for h in range(N):
-            if h != d and s[h * N + d] > NEG_INF:
-                if s[h * N + d] < lo:
-                    lo = s[h * N + d]
-                if s[h * N + d] > hi:
-                    hi = s[h * N + d]
-        if hi > lo:
-            total += hi - lo
-    return total
-
-
 cdef int cle_one(const double* s, int64_t N, bint single_root, CLEScratch* m,
                  int64_t* heads) noexcept nogil:
     """Maximum spanning arborescence of one sentence; 0 on success, 1 if none."""
     cdef int64_t u, v, a, b, top, i, c, x, cycle_start, next_id = N
     cdef int64_t root_children = 0
-    cdef double penalty = root_penalty(s, N) if single_root else 0.0
     heads[0] = -1
     if N == 1:
         return 0
     for u in range(N):
         for v in range(N):
             m.w[u * N + v] = NEG_INF if (v == 0 or u == v) else s[u * N + v]
+            m.r[u * N + v] = -1.0 if (single_root and u == 0) else 0.0
             m.src[u * N + v] = u
             m.dst[u * N + v] = v
         m.slot_node[u] = u
         m.alive[u] = 1
         m.state[u] = 0
-    for v in range(1, N):
-        m.w[v] -= penalty
     for u in range(2 * N + 1):
         m.parent[u] = -1
         m.removed[u] = 0
