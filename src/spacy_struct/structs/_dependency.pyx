@@ -76,23 +76,24 @@ cdef void cle_free(CLEScratch* m) noexcept nogil:
 
 
 cdef inline bint better(double r1, double w1, double r2, double w2) noexcept nogil:
-    """(r1, w1) > (r2, w2) lexicographically; a -inf score never wins."""
-    if w1 == NEG_INF:
-        return False
-    if w2 == NEG_INF:
-        return True
-    return r1 > r2 or (r1 == r2 and w1 > w2)
+    """(r1, w1) > (r2, w2) lexicographically; a -inf score never wins.
+
+    Root counts differ rarely, so the common case is one comparison.
+    """
+    if r1 != r2 and w1 > NEG_INF and w2 > NEG_INF:
+        return r1 > r2
+    return w1 > w2
 
 
 cdef inline int64_t best_incoming(CLEScratch* m, int64_t N, int64_t a) noexcept nogil:
     """Slot with the best edge into slot `a`, or -1 if every edge is -inf."""
     cdef int64_t u, best_u = -1
+    cdef double best_w = NEG_INF, best_r = 0.0
     for u in range(N):
-        if m.alive[u] and u != a and (
-                best_u < 0 and m.w[u * N + a] > NEG_INF
-                or best_u >= 0 and better(m.r[u * N + a], m.w[u * N + a],
-                                          m.r[best_u * N + a], m.w[best_u * N + a])):
+        if m.alive[u] and u != a and better(m.r[u * N + a], m.w[u * N + a], best_r, best_w):
             best_u = u
+            best_w = m.w[u * N + a]
+            best_r = m.r[u * N + a]
     return best_u
 
 
