@@ -35,6 +35,25 @@ def as_batch(x: ArrayOrBatch, name: str) -> Tuple[List[object], bool]:
     )
 
 
+def per_item(x: object, name: str, count: int, single: bool) -> List[object]:
+    """Match a per-sentence argument (mask, gold tree, gold spans) to a batch.
+
+    With one array of scores it is one value; with a batch it must be a
+    list/tuple of the same length, so a mask can never pair with the wrong
+    sentence.
+    """
+    if single:
+        return [x]
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"with a batch of scores, {name} must be a list/tuple with one "
+            f"item per sentence, not {type(x).__name__}"
+        )
+    if len(x) != count:
+        raise ValueError(f"{name} has {len(x)} items but scores has {count}")
+    return list(x)
+
+
 def where(index: int, single: bool) -> str:
     """How an error message names a sentence of the batch."""
     return "" if single else f" (batch item {index})"

@@ -45,6 +45,7 @@ from ._arrays import (
     as_batch,
     check_scores,
     pack,
+    per_item,
     unbatch,
     unpack,
     where,
@@ -305,12 +306,7 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
     batch (then `gold_heads` is a list of the same length).
     """
     arrays, single = _check_arc_scores(scores)
-    golds, gold_single = as_batch(gold_heads, "gold_heads")
-    if len(golds) != len(arrays) or gold_single != single:
-        raise ValueError(
-            f"gold_heads must match scores: {len(arrays)} score matrices, "
-            f"{len(golds)} gold trees"
-        )
+    golds = per_item(gold_heads, "gold_heads", len(arrays), single)
     if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not np.isfinite(cost):
         raise ValueError(f"cost must be a finite number, got {cost!r}")
     out = []

@@ -66,6 +66,7 @@ from ._arrays import (
     check_mask,
     check_scores,
     pack,
+    per_item,
     unbatch,
     unpack,
     where,
@@ -103,21 +104,7 @@ def _check_one(x: object, index: int, single: bool) -> np.ndarray:
 def _prepare(scores: ArrayOrBatch, mask: MaskOrBatch):
     """Check, mask and pack a batch: the arguments of every Cython call."""
     items, single = as_batch(scores, "scores")
-    if mask is None:
-        masks: List[object] = [None] * len(items)
-    elif single:
-        masks = [mask]
-    else:
-        if not isinstance(mask, (list, tuple)):
-            raise TypeError(
-                "with a batch of scores, mask must be None or a list/tuple of "
-                f"masks, not {type(mask).__name__}"
-            )
-        if len(mask) != len(items):
-            raise ValueError(
-                f"mask has {len(mask)} items but scores has {len(items)}"
-            )
-        masks = list(mask)
+    masks = [None] * len(items) if mask is None else per_item(mask, "mask", len(items), single)
     arrays = []
     for b, (x, m) in enumerate(zip(items, masks)):
         s = _check_one(x, b, single)
@@ -253,18 +240,7 @@ def add_hamming_cost(
         raise ValueError(f"cost must be a finite number, got {cost!r}")
     items, single = as_batch(scores, "scores")
     arrays = [_check_one(x, b, single) for b, x in enumerate(items)]
-    if single:
-        golds: List[object] = [gold_spans]
-    else:
-        if not isinstance(gold_spans, (list, tuple)):
-            raise TypeError(
-                "with a batch of scores, gold_spans must be a list/tuple of arrays"
-            )
-        if len(gold_spans) != len(items):
-            raise ValueError(
-                f"gold_spans has {len(gold_spans)} items but scores has {len(items)}"
-            )
-        golds = list(gold_spans)
+    golds = per_item(gold_spans, "gold_spans", len(items), single)
     results = []
     for b, (s, g) in enumerate(zip(arrays, golds)):
         gold = _check_gold(g, s.shape, b, single)
