@@ -12,11 +12,11 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "src" / "spacy_struct" / "structs").glob("*.pyx"))
+SOURCES = sorted((HERE / "src").glob("spacy_struct/**/*.pyx"))
 
 extensions = [
     Extension(
-        "spacy_struct.structs." + path.stem,
+        ".".join(path.relative_to(HERE / "src").with_suffix("").parts),
         [path.relative_to(HERE).as_posix()],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

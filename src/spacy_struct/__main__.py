@@ -1,0 +1,36 @@
+"""python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m spacy_struct")
+    sub = parser.add_subparsers(dest="command", required=True)
+    convert = sub.add_parser("convert", help="corpus files to .spacy")
+    formats = convert.add_subparsers(dest="format", required=True)
+    conllu = formats.add_parser("conllu", help="CoNLL-U (plain or .gz), gold tokenization")
+    conllu.add_argument("input", type=Path)
+    conllu.add_argument("output", type=Path, help=".spacy file to write")
+    conllu.add_argument("--n-sents", type=int, default=10, help="sentences per Doc")
+    conllu.add_argument("--lang", default="xx", help="language code of the vocab")
+    args = parser.parse_args(argv)
+
+    if args.command == "convert" and args.format == "conllu":
+        from .convert.conllu import CoNLLUError, convert_file
+
+        try:
+            report = convert_file(args.input, args.output, args.n_sents, args.lang)
+        except (CoNLLUError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}")
+        for line in report.lines():
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

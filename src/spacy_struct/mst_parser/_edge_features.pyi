@@ -1,0 +1,6 @@
+import numpy as np
+
+def edge_scores(word: np.ndarray, pos: np.ndarray, pre: np.ndarray, long_word: np.ndarray,
+                node_offsets: np.ndarray, weights: np.ndarray, out: np.ndarray) -> None: ...
+def edge_grads(word: np.ndarray, pos: np.ndarray, pre: np.ndarray, long_word: np.ndarray,
+               node_offsets: np.ndarray, d_scores: np.ndarray, grad: np.ndarray) -> None: ...

@@ -1,0 +1,78 @@
+"""Second-stage arc labeler (McDonald, Lerman & Pereira 2006).
+
+Labels each arc of a tree from a dependent-side and a head-side vector of its
+two words: score(l) = dep^T V_l head + W_l [dep; head] + b_l. It is trained on
+the gold arcs and applied to the predicted ones, so the tree is decided first
+and the labels cannot make it worse.
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import numpy as np
+from thinc.api import Model
+
+LabelerInput = Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]
+
+
+def build_edge_labeler() -> Model[LabelerInput, List[np.ndarray]]:
+    """Input: per sentence the (n+1) x k dependent-side and head-side vectors
+    and the heads (int array of length n+1). Output: per sentence an n x L
+    array of label scores for the arcs into words 1..n."""
+    return Model(
+        "edge_labeler",
+        _forward,
+        init=_init,
+        dims={"nI": None, "nO": None},
+        params={"V": None, "W": None, "b": None},
+    )
+
+
+def _init(model: Model, X=None, Y=None) -> Model:
+    k, n_labels = model.get_dim("nI"), model.get_dim("nO")
+    rng = np.random.default_rng(0)
+    scale = np.sqrt(1.0 / k)
+    model.set_param("V", np.zeros((k, n_labels * k), dtype=np.float32))
+    model.set_param("W", (rng.standard_normal((2 * k, n_labels)) * scale).astype(np.float32))
+    model.set_param("b", np.zeros((n_labels,), dtype=np.float32))
+    return model
+
+
+def _forward(model: Model, inputs: LabelerInput, is_train: bool):
+    deps, heads_side, heads = inputs
+    k, n_labels = model.get_dim("nI"), model.get_dim("nO")
+    V, W, b = model.get_param("V"), model.get_param("W"), model.get_param("b")
+    sizes = [len(h) - 1 for h in heads]
+    if sum(sizes) == 0:
+        return [np.zeros((0, n_labels), dtype=np.float32) for _ in sizes], lambda d: (
+            [np.zeros_like(x) for x in deps], [np.zeros_like(x) for x in heads_side], heads
+        )
+    D = np.concatenate([d[1:] for d in deps])
+    H = np.concatenate([hs[h[1:]] for hs, h in zip(heads_side, heads)])
+    T = (D @ V).reshape(len(D), n_labels, k)
+    scores = np.einsum("mlk,mk->ml", T, H) + np.concatenate([D, H], axis=1) @ W + b
+    offsets = np.cumsum([0] + sizes)
+    out = [scores[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
+
+    def backprop(d_out: List[np.ndarray]):
+        dS = np.concatenate(d_out).astype(np.float32)
+        dT = dS[:, :, None] * H[:, None, :]
+        dH = np.einsum("ml,mlk->mk", dS, T)
+        DH = np.concatenate([D, H], axis=1)
+        model.inc_grad("V", D.T @ dT.reshape(len(D), -1))
+        model.inc_grad("W", DH.T @ dS)
+        model.inc_grad("b", dS.sum(0))
+        dDH = dS @ W.T
+        dD = dT.reshape(len(D), -1) @ V.T + dDH[:, :k]
+        dH += dDH[:, k:]
+        d_deps, d_heads = [], []
+        for i, (d, hs, h) in enumerate(zip(deps, heads_side, heads)):
+            dd = np.zeros_like(d)
+            dd[1:] = dD[offsets[i]:offsets[i + 1]]
+            dh = np.zeros_like(hs)
+            np.add.at(dh, h[1:], dH[offsets[i]:offsets[i + 1]])
+            d_deps.append(dd)
+            d_heads.append(dh)
+        return d_deps, d_heads, heads
+
+    return out, backprop
