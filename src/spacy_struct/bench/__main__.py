@@ -1,4 +1,9 @@
-"""python -m spacy_struct.bench structs [--sizes 10 20 40 80] [--output FILE]"""
+"""Benchmarks.
+
+python -m spacy_struct.bench structs [--sizes 10 20 40 80] [--output FILE]
+python -m spacy_struct.bench train CONFIG OUTPUT [--key.path value ...]
+python -m spacy_struct.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE]
+"""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +24,42 @@ def main(argv=None) -> int:
     p.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement")
     p.add_argument("--only", default="", help="run the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
-    args = parser.parse_args(argv)
+    t = sub.add_parser("train", help="spacy train, saving its wall-clock time")
+    t.add_argument("config", type=Path)
+    t.add_argument("output", type=Path)
+    p = sub.add_parser("parse", help="parsers side by side on dev: accuracy and speed")
+    p.add_argument("dev", type=Path, help=".spacy file with the gold trees")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,decoder=eisner][,gold_tags]")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--title", default="")
+    p.add_argument("--output", type=Path)
+    args, extra = parser.parse_known_args(argv)
+    if args.what == "train":
+        from spacy.cli._util import parse_config_overrides
+
+        from .parse import timed_train
+
+        info = timed_train(args.config, args.output, parse_config_overrides(extra))
+        print(f"training took {info['seconds'] / 60:.1f} min")
+        return 0
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.what == "parse":
+        from .parse import evaluate, format_table, parse_spec
+
+        systems = [parse_spec(s) for s in args.systems]
+        n_words, n_sents = evaluate(systems, args.dev, args.repeats)
+        table = format_table(systems)
+        machine = (f"{args.dev}: {n_sents} sentences, {n_words} words, gold tokenization; "
+                   f"{platform.machine()}, {os.cpu_count()} cores, Python "
+                   f"{platform.python_version()}; speed = best of {args.repeats} passes, "
+                   f"tok2vec included")
+        text = (f"### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"
+        print(text)
+        if args.output:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text, encoding="utf8")
+        return 0
 
     from . import structs
 

@@ -189,7 +189,7 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab, n_sents: int = 10):
             deps += s.deps
             heads += [offset + i if h == 0 else offset + h - 1 for i, h in enumerate(s.heads)]
             sent_starts += [True] + [False] * (len(s.words) - 1)
-        spaces[-1] = False if not group[-1].spaces[-1] else spaces[-1]
+        spaces[-1] = False       # no space after the last word of a Doc
         doc = Doc(
             vocab, words=words, spaces=spaces, lemmas=lemmas, pos=pos or None,
             tags=tags, morphs=morphs, heads=heads, deps=deps,

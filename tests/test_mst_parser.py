@@ -1,0 +1,239 @@
+"""The mst_parser component: training, decoding, sentences, errors, I/O."""
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from spacy_struct.convert.conllu import sentences_to_docs
+from spacy_struct.mst_parser.scoring import crossing_arcs
+from spacy_struct.mst_parser.sentences import ranges_from_starts, sentence_ranges
+
+SMALL_MODEL = {
+    "@architectures": "spacy_struct.BiaffineArcScorer.v1",
+    "arc_width": 48,
+    "label_width": 16,
+    "dropout": 0.0,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 48,
+        "depth": 2,
+        "embed_size": 500,
+        "window_size": 1,
+        "maxout_pieces": 2,
+        "subword_features": True,
+    },
+}
+
+
+def examples_from(sentences, vocab):
+    """One Example per sentence, the predicted doc holding only the words."""
+    out = []
+    for doc in sentences_to_docs(sentences, vocab, n_sents=1):
+        out.append(Example(Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]), doc))
+    return out
+
+
+def train(nlp, examples, epochs, seed=0):
+    random.Random(seed).shuffle(examples)
+    optimizer = nlp.initialize(lambda: examples)
+    losses_per_epoch = []
+    for _ in range(epochs):
+        losses = {}
+        for i in range(0, len(examples), 16):
+            nlp.update(examples[i:i + 16], sgd=optimizer, losses=losses)
+        losses_per_epoch.append(losses["mst_parser"])
+    return losses_per_epoch
+
+
+def heads_of(sent):
+    return np.array([-1] + [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in sent])
+
+
+@pytest.fixture(scope="module")
+def dev_sentences():
+    from spacy_struct.convert.conllu import read_conllu
+    from conftest import SAMPLE
+
+    return list(read_conllu(SAMPLE / "sample-dev.conllu"))
+
+
+@pytest.fixture(scope="module")
+def trained(sample_sentences):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL})
+    losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=12)
+    return nlp, losses
+
+
+def test_training_lowers_the_loss_and_parses_held_out_sentences(trained, dev_sentences):
+    nlp, losses = trained
+    assert losses[-1] < 0.2 * losses[0]
+    dev = examples_from(dev_sentences, nlp.vocab)
+    scores = nlp.evaluate(dev)
+    assert scores["dep_uas"] > 0.9
+    assert scores["dep_las"] > 0.85
+    # the sample's extraposed relatives and PPs are non-projective: CLE finds them
+    assert scores["dep_nonproj_r"] > 0.5
+
+
+def test_eisner_decoding_returns_projective_trees(trained, dev_sentences):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    parser.cfg["decoder"] = "eisner"
+    try:
+        docs = list(nlp.pipe([eg.predicted for eg in examples_from(dev_sentences, nlp.vocab)]))
+    finally:
+        parser.cfg["decoder"] = "cle"
+    assert all(not crossing_arcs(heads_of(s)).any() for d in docs for s in d.sents)
+
+
+def test_one_root_per_sentence_and_the_sentences_are_kept(trained):
+    nlp, _ = trained
+    text = "The dog saw a cat. A bird arrived today of the village. The old farmer sold the car in the park."
+    doc = nlp.make_doc(text)
+    for i, token in enumerate(doc):
+        token.is_sent_start = i == 0 or doc[i - 1].text == "."
+    before = [(s.start, s.end) for s in doc.sents]
+    doc = nlp(doc)
+    assert [(s.start, s.end) for s in doc.sents] == before
+    for sent in doc.sents:
+        assert sum(t.head.i == t.i for t in sent) == 1
+        assert sent.root.dep_ == "ROOT"
+        assert all(t.dep_ in nlp.get_pipe("mst_parser").labels for t in sent if t.head.i != t.i)
+
+
+def test_multi_root_allows_several_roots(sample_sentences):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL, "multi_root": True, "loss": "local"})
+    examples = examples_from(sample_sentences[:40], nlp.vocab)
+    train(nlp, examples, epochs=1)
+    doc = nlp("dog cat bird")
+    assert all(t.head.i == t.i or t.head.i < len(doc) for t in doc)
+
+
+def test_an_unsegmented_long_doc_is_cut_and_an_empty_doc_is_fine(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    old = parser.cfg["max_unsegmented_length"]
+    parser.cfg["max_unsegmented_length"] = 30
+    try:
+        words = ("the dog saw a cat . " * 40).split()
+        doc = nlp(Doc(nlp.vocab, words=words))
+        lengths = [len(s) for s in doc.sents]
+        assert max(lengths) <= 30 and sum(lengths) == len(words)
+        assert all(s[-1].text == "." for s in doc.sents)     # cut after the full stops
+        assert len(nlp("")) == 0
+        docs = list(nlp.pipe(["", "The dog slept.", ""]))
+        assert len(docs[1]) == 4 and docs[1].has_annotation("DEP")
+    finally:
+        parser.cfg["max_unsegmented_length"] = old
+
+
+def test_sentence_ranges():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=["a"] * 25)
+    assert sentence_ranges(doc, 30, 100) == [(0, 25)]
+    pieces = sentence_ranges(doc, 10, 100)
+    assert pieces == [(0, 9), (9, 18), (18, 25)]          # equal pieces under the limit
+    doc = Doc(nlp.vocab, words=["a", "b", ".", "c", "d", "e", "!", "f"])
+    assert sentence_ranges(doc, 5, 100) == [(0, 3), (3, 7), (7, 8)]
+    doc = Doc(nlp.vocab, words=["a"] * 8, sent_starts=[True] + [False] * 7)
+    assert sentence_ranges(doc, 2, 100) == [(0, 8)]        # given boundaries are kept
+    assert sentence_ranges(doc, 2, 4) == [(0, 4), (4, 8)]  # unless over the hard cap
+    assert ranges_from_starts([True, False, True, None, False]) == [(0, 2), (2, 5)]
+    assert sentence_ranges(Doc(nlp.vocab, words=[]), 5, 5) == []
+
+
+def test_serialization_round_trips(trained, tmp_path, dev_sentences):
+    nlp, _ = trained
+    texts = [" ".join(s.words) for s in dev_sentences[:20]]
+    expected = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert loaded.get_pipe("mst_parser").labels == nlp.get_pipe("mst_parser").labels
+    assert loaded.get_pipe("mst_parser").cfg == nlp.get_pipe("mst_parser").cfg
+    got = [[(t.head.i, t.dep_) for t in d] for d in loaded.pipe(texts)]
+    assert got == expected
+    from_bytes = spacy.blank("en")
+    from_bytes.add_pipe("mst_parser", config={"model": SMALL_MODEL})
+    from_bytes.from_bytes(nlp.to_bytes())
+    assert [[(t.head.i, t.dep_) for t in d] for d in from_bytes.pipe(texts)] == expected
+    db = DocBin(docs=list(nlp.pipe(texts)))
+    back = list(DocBin().from_bytes(db.to_bytes()).get_docs(nlp.vocab))
+    assert [[(t.head.i, t.dep_) for t in d] for d in back] == expected
+
+
+def test_bad_configuration_is_refused():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="decoder must be one of"):
+        nlp.add_pipe("mst_parser", config={"decoder": "greedy"})
+    with pytest.raises(ValueError, match="loss must be one of"):
+        nlp.add_pipe("mst_parser", name="p2", config={"loss": "hinge"})
+    with pytest.raises(ValueError, match="max_unsegmented_length"):
+        nlp.add_pipe("mst_parser", name="p3", config={"max_unsegmented_length": 0})
+
+
+def test_initialize_without_trees_is_an_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL})
+    doc = Doc(nlp.vocab, words=["no", "trees"])
+    with pytest.raises(ValueError, match="no dependency labels"):
+        nlp.initialize(lambda: [Example(doc, doc.copy())])
+
+
+def test_unknown_label_in_training_names_the_example(trained, sample_sentences):
+    nlp, _ = trained
+    words = ["A", "dog", "slept"]
+    ref = Doc(nlp.vocab, words=words, heads=[1, 2, 2], deps=["det", "brandnew", "ROOT"])
+    eg = Example(Doc(nlp.vocab, words=words), ref)
+    with pytest.raises(ValueError, match=r"example 0 \('A dog slept.*label 'brandnew' is not one of the parser's labels"):
+        nlp.get_pipe("mst_parser").update([eg])
+
+
+def test_examples_without_trees_are_skipped_in_update(trained):
+    nlp, _ = trained
+    doc = Doc(nlp.vocab, words=["no", "tree", "here"])
+    losses = nlp.get_pipe("mst_parser").update([Example(doc, doc.copy())])
+    assert losses["mst_parser"] == 0.0
+
+
+def test_partial_gold_is_completed_to_a_tree_and_cycles_are_refused(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    rng = np.random.default_rng(0)
+    S = rng.normal(size=(5, 5))
+    gold = np.array([-1, 2, 0, -2, -2])
+    done = parser._complete_gold(S, gold, "sentence 0")
+    assert done[1] == 2 and done[2] == 0
+    from spacy_struct.structs.dependency import check_heads
+    check_heads(done, 4)
+    with pytest.raises(ValueError, match="cannot be completed"):
+        parser._complete_gold(S, np.array([-1, 2, 1, -2, -2]), "sentence 0")
+
+
+def test_edge_features_model_trains_with_gold_tags_and_needs_tags_to_predict(sample_sentences, dev_sentences):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": {"@architectures": "spacy_struct.EdgeFeatures.v1", "n_bits": 18}})
+    train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=4)
+    dev = examples_from(dev_sentences, nlp.vocab)
+    with pytest.raises(ValueError, match="no POS tags"):
+        nlp(dev[0].predicted.copy())
+    for eg in dev:
+        for token, gold in zip(eg.predicted, eg.reference):
+            token.tag_ = gold.tag_
+    assert nlp.evaluate(dev)["dep_uas"] > 0.9
+
+
+def test_entry_points_register_the_factory_without_an_import():
+    code = ("import spacy; nlp = spacy.blank('en'); nlp.add_pipe('mst_parser'); "
+            "from spacy.util import registry; registry.architectures.get('spacy_struct.EdgeFeatures.v1'); "
+            "print(registry.scorers.get('spacy_struct.mst_parser_scorer.v1').__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "make_mst_parser_scorer"

@@ -1,0 +1,256 @@
+"""mst_parser parts checked against brute force and finite differences."""
+import itertools
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import Model
+
+from brute_force_trees import _projective, all_trees, log_partition
+from spacy_struct.mst_parser import losses
+from spacy_struct.mst_parser._edge_features import edge_grads, edge_scores
+from spacy_struct.mst_parser.arc_scorer import build_biaffine_arc_scorer
+from spacy_struct.mst_parser.batch import ParseBatch, ParseScores
+from spacy_struct.mst_parser.edge_features import node_features
+from spacy_struct.mst_parser.edge_labeler import build_edge_labeler
+from spacy_struct.mst_parser.scoring import crossing_arcs, extra_parse_scores, score_mst_parse
+
+
+def random_tree(rng, n, projective=False, single_root=True):
+    trees = all_trees(n, single_root=single_root, projective=projective)
+    return trees[rng.integers(len(trees))]
+
+
+def total(S, heads):
+    return S[heads[1:], np.arange(1, len(heads))].sum()
+
+
+@pytest.mark.parametrize("decoder,single_root", [("cle", True), ("cle", False), ("eisner", True), ("eisner", False)])
+def test_margin_loss_is_the_cost_augmented_maximum(decoder, single_root):
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 3, 4):
+        S = rng.normal(size=(n + 1, n + 1))
+        trees = all_trees(n, single_root=single_root, projective=decoder == "eisner")
+        gold = trees[rng.integers(len(trees))]
+        best = max(total(S, t) + (t[1:] != gold[1:]).sum() for t in trees) - total(S, gold)
+        value, (G,) = losses.margin_loss([S], [gold], decoder, single_root)
+        assert value == pytest.approx(best)
+        if best > 0:    # gradient: predicted arcs minus gold arcs, a subgradient of the hinge
+            assert G[:, 1:].sum(axis=0).tolist() == [0.0] * n
+            assert np.all(G[gold[1:], np.arange(1, n + 1)] <= 0)
+    # a gold tree that wins by more than the cost has no loss and no gradient
+    S = np.full((4, 4), -5.0)
+    gold = np.array([-1, 2, 0, 2])
+    S[gold[1:], np.arange(1, 4)] = 5.0
+    value, (G,) = losses.margin_loss([S], [gold], decoder, single_root)
+    assert value == 0.0 and not G.any()
+
+
+@pytest.mark.parametrize("decoder,single_root", [("cle", True), ("cle", False), ("eisner", True), ("eisner", False)])
+def test_crf_loss_is_the_negative_log_likelihood_and_its_gradient(decoder, single_root):
+    rng = np.random.default_rng(2)
+    n = 4
+    S = rng.normal(size=(n + 1, n + 1))
+    projective = decoder == "eisner"
+    gold = random_tree(rng, n, projective, single_root)
+    value, (G,) = losses.crf_loss([S], [gold], decoder, single_root)
+    assert value == pytest.approx(log_partition(S, single_root, projective) - total(S, gold))
+    eps = 1e-6
+    for h, d in itertools.product(range(n + 1), range(1, n + 1)):
+        if h == d:
+            continue
+        Sp = S.copy()
+        Sp[h, d] += eps
+        numeric = (losses.crf_loss([Sp], [gold], decoder, single_root)[0] - value) / eps
+        assert G[h, d] == pytest.approx(numeric, abs=1e-4)
+
+
+def test_local_loss_and_its_gradient():
+    rng = np.random.default_rng(3)
+    n = 5
+    S = rng.normal(size=(n + 1, n + 1))
+    gold = random_tree(rng, n)
+    value, (G,) = losses.local_loss([S], [gold], "cle", True)
+    expected = 0.0
+    for d in range(1, n + 1):
+        cands = [h for h in range(n + 1) if h != d]
+        expected -= S[gold[d], d] - np.log(np.exp(S[cands, d]).sum())
+    assert value == pytest.approx(expected)
+    eps = 1e-6
+    for h, d in [(0, 1), (2, 1), (3, 4), (5, 2)]:
+        Sp = S.copy()
+        Sp[h, d] += eps
+        numeric = (losses.local_loss([Sp], [gold], "cle", True)[0] - value) / eps
+        assert G[h, d] == pytest.approx(numeric, abs=1e-4)
+    assert not G[:, 0].any() and not np.diag(G).any()
+
+
+def test_unknown_loss_is_named():
+    with pytest.raises(ValueError, match="loss must be one of"):
+        losses.get_loss_function("perceptron")
+
+
+def test_crossing_arcs_match_projectivity_on_every_small_tree():
+    for n in range(1, 6):
+        for heads in all_trees(n, single_root=False):
+            assert crossing_arcs(heads).any() == (not _projective(heads))
+
+
+def test_scores_are_perfect_for_the_gold_parse_and_match_spacys_own():
+    from spacy.pipeline.dep_parser import parser_score
+
+    nlp = spacy.blank("en")
+    # "A hearing is scheduled on the issue today": nmod crosses the root arc
+    words = ["A", "hearing", "is", "scheduled", "on", "the", "issue", "today", "."]
+    heads = [1, 3, 3, 3, 6, 6, 1, 3, 3]
+    deps = ["det", "nsubj:pass", "aux:pass", "ROOT", "case", "det", "nmod", "obl:tmod", "punct"]
+    gold = Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+    perfect = score_mst_parse([Example(gold.copy(), gold)])
+    assert perfect["dep_conll_las"] == perfect["dep_las"] == 1.0
+    assert perfect["dep_nonproj_p"] == perfect["dep_nonproj_r"] == 1.0
+    # attach "issue" to "scheduled": projective, wrong, and a wrong subtype on "today"
+    pred = Doc(nlp.vocab, words=words, heads=[1, 3, 3, 3, 6, 6, 3, 3, 3],
+               deps=deps[:7] + ["obl", "punct"])
+    eg = Example(pred, gold)
+    got = score_mst_parse([eg])
+    spacy_scores = parser_score([eg])
+    assert got["dep_uas"] == spacy_scores["dep_uas"] == pytest.approx(7 / 8)   # punct left out
+    assert got["dep_conll_uas"] == pytest.approx(8 / 9)                       # punct counted
+    assert got["dep_conll_las"] == pytest.approx(8 / 9)    # obl:tmod vs obl: same universal label
+    # gold crossing arcs: nmod, and the root, obl:tmod and punct arcs it crosses;
+    # the prediction has no crossing arc but gets three of those four heads
+    assert got["dep_nonproj_r"] == pytest.approx(3 / 4)
+    assert got["dep_nonproj_p"] == 0.0
+
+
+def test_edge_feature_gradient_is_the_transpose_of_the_scores():
+    rng = np.random.default_rng(4)
+    nlp = spacy.blank("en")
+    docs = [Doc(nlp.vocab, words=["Wonderful", "dogs", "bark", "at", "strangers", "."],
+                tags=["JJ", "NNS", "VBP", "IN", "NNS", "."]),
+            Doc(nlp.vocab, words=["Hi"], tags=["UH"])]
+    batch = ParseBatch(docs, [(0, 0, 6), (1, 0, 1), (0, 1, 4)])
+    feats = node_features(batch)
+    size = 1 << 12
+    w = rng.normal(size=size).astype(np.float32)
+    n_flat = sum((e - s + 1) ** 2 for _, s, e in batch.sents)
+    scores = np.zeros(n_flat)
+    edge_scores(*feats, w, scores)
+    d = rng.normal(size=n_flat)
+    grad = np.zeros(size, dtype=np.float32)
+    edge_grads(*feats, d, grad)
+    # scores are linear in w, so <d, scores(w)> = <grad(d), w>
+    assert float(d @ scores) == pytest.approx(float(grad.astype(np.float64) @ w), rel=1e-4)
+    with pytest.raises(ValueError, match="power of two"):
+        edge_scores(*feats, np.zeros(100, dtype=np.float32), scores)
+
+
+def test_in_between_pos_reaches_only_the_arcs_that_span_the_word():
+    nlp = spacy.blank("en")
+    words = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+    tags = ["X"] * 10
+    w = np.random.default_rng(5).normal(size=1 << 14).astype(np.float32)
+
+    def arc_scores(tags):
+        doc = Doc(nlp.vocab, words=words, tags=tags)
+        feats = node_features(ParseBatch([doc], [(0, 0, 10)]))
+        out = np.zeros(121)
+        edge_scores(*feats, w, out)
+        return out.reshape(11, 11)
+
+    before, after = arc_scores(tags), arc_scores(tags[:5] + ["Y"] + tags[6:])   # node 6
+    changed = before != after
+    assert changed[1, 9] and changed[9, 2]          # arcs over node 6
+    assert not changed[1, 2] and not changed[9, 8]  # arcs far from node 6
+
+
+def _grad_check(model: Model, batch, seed=0):
+    """Directional derivative of a random linear function of the outputs."""
+    rng = np.random.default_rng(seed)
+    out, _ = model(batch, is_train=True)
+    R = ParseScores([rng.normal(size=a.shape) for a in out.arcs],
+                    [rng.normal(size=a.shape).astype(np.float32) for a in out.label_dep],
+                    [rng.normal(size=a.shape).astype(np.float32) for a in out.label_head])
+
+    def f():
+        o, _ = model(batch, is_train=False)
+        return (sum(float((a * r).sum()) for a, r in zip(o.arcs, R.arcs))
+                + sum(float((a * r).sum()) for a, r in zip(o.label_dep, R.label_dep))
+                + sum(float((a * r).sum()) for a, r in zip(o.label_head, R.label_head)))
+
+    _, backprop = model(batch, is_train=True)
+    for node in model.walk():
+        for name in node.param_names:
+            if node.has_grad(name):
+                node.set_grad(name, np.zeros_like(node.get_grad(name)))
+    backprop(R)
+    checked = 0
+    for name in ("W", "U", "u", "root", "distance"):
+        if not model.has_param(name):
+            continue
+        p = model.get_param(name)
+        g = model.get_grad(name)
+        direction = rng.normal(size=p.shape).astype(np.float32)
+        eps = 1e-3
+        model.set_param(name, (p + eps * direction).astype(np.float32))
+        up = f()
+        model.set_param(name, (p - eps * direction).astype(np.float32))
+        down = f()
+        model.set_param(name, p)
+        numeric = (up - down) / (2 * eps)
+        analytic = float((g * direction).sum())
+        assert analytic == pytest.approx(numeric, rel=2e-2, abs=1e-2), name
+        checked += 1
+    return checked
+
+
+def test_biaffine_scorer_gradients_match_finite_differences():
+    from thinc.api import chain, list2array, Relu, with_array, HashEmbed  # noqa: F401
+    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
+
+    nlp = spacy.blank("en")
+    tok2vec = build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+    model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0)
+    docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
+    batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
+    model.initialize(X=batch)
+    rng = np.random.default_rng(6)
+    for name in ("U", "u", "distance"):      # zero-initialised: make them matter
+        model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
+    assert _grad_check(model, batch) == 5
+
+
+def test_edge_labeler_gradients_match_finite_differences():
+    rng = np.random.default_rng(7)
+    labeler = build_edge_labeler()
+    labeler.set_dim("nI", 3)
+    labeler.set_dim("nO", 4)
+    labeler.initialize()
+    labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    deps = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
+    heads_side = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
+    heads = [np.array([-1, 2, 0, 2]), np.array([-1, 0])]
+    R = [rng.normal(size=(3, 4)), rng.normal(size=(1, 4))]
+
+    def f(deps, heads_side):
+        out, _ = labeler((deps, heads_side, heads), is_train=False)
+        return sum(float((o * r).sum()) for o, r in zip(out, R))
+
+    _, backprop = labeler((deps, heads_side, heads), is_train=True)
+    d_deps, d_heads, _ = backprop([r.astype(np.float32) for r in R])
+    eps = 1e-3
+    for arrays, grads, which in ((deps, d_deps, 0), (heads_side, d_heads, 1)):
+        for i in range(2):
+            direction = rng.normal(size=arrays[i].shape).astype(np.float32)
+            plus = [a.copy() for a in arrays]
+            minus = [a.copy() for a in arrays]
+            plus[i] += eps * direction
+            minus[i] -= eps * direction
+            args_p = (plus, heads_side) if which == 0 else (deps, plus)
+            args_m = (minus, heads_side) if which == 0 else (deps, minus)
+            numeric = (f(*args_p) - f(*args_m)) / (2 * eps)
+            assert float((grads[i] * direction).sum()) == pytest.approx(numeric, rel=2e-2, abs=1e-2)
