@@ -120,9 +120,14 @@ def test_scores_are_perfect_for_the_gold_parse_and_match_spacys_own():
     assert got["dep_conll_uas"] == pytest.approx(8 / 9)                       # punct counted
     assert got["dep_conll_las"] == pytest.approx(8 / 9)    # obl:tmod vs obl: same universal label
     # gold crossing arcs: nmod, and the root, obl:tmod and punct arcs it crosses;
-    # the prediction has no crossing arc but gets three of those four heads
-    assert got["dep_nonproj_r"] == pytest.approx(3 / 4)
-    assert got["dep_nonproj_p"] == 0.0
+    # the prediction gets three of their heads but crosses nothing: none found
+    assert got["dep_nonproj_r"] == 0.0 and got["dep_nonproj_p"] == 0.0
+    # with the nmod arc but "A" on "scheduled": all four found, and the wrong
+    # det arc crosses too, so one of five predicted crossing arcs is not gold
+    pred = Doc(nlp.vocab, words=words, heads=[3, 3, 3, 3, 6, 6, 1, 3, 3], deps=deps)
+    got = score_mst_parse([Example(pred, gold)])
+    assert got["dep_nonproj_r"] == 1.0
+    assert got["dep_nonproj_p"] == pytest.approx(4 / 5)
 
 
 def test_edge_feature_gradient_is_the_transpose_of_the_scores():

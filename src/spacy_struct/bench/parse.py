@@ -74,7 +74,13 @@ def _dev_examples(nlp, dev: Path):
 
 
 def _fresh_docs(system: System, examples):
-    docs = [eg.predicted.copy() for eg in examples]
+    """The examples' words as docs of this system's own vocab (its string store
+    must know every label its parser writes)."""
+    from spacy.tokens import Doc
+
+    vocab = system.nlp.vocab
+    docs = [Doc(vocab, words=[t.text for t in eg.predicted],
+                spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
     if system.gold_tags:
         for doc, eg in zip(docs, examples):
             for token, tag, pos in zip(doc, eg.get_aligned("TAG", as_string=True),

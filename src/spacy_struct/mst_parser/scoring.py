@@ -6,8 +6,11 @@
   word counted (punctuation too), LAS comparing the universal part of the
   label (before ":").
 - `dep_nonproj_p/r/f`: arcs that cross another arc (an arc from the root,
-  placed before the first word, included). Recall: gold crossing arcs whose
-  head the parser found. Precision: predicted crossing arcs that are gold.
+  placed before the first word, included). An arc is found when the parser
+  attaches the word to its gold head and that arc crosses another arc in the
+  parser's tree too, so a projective parser that gets the head right only
+  because the crossing partner is wrong does not score. Recall: found / gold
+  crossing arcs. Precision: found / predicted crossing arcs.
 """
 from __future__ import annotations
 
@@ -57,13 +60,6 @@ def _crossing_tokens(doc) -> set:
     return tokens
 
 
-def _prf(tp: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
-
-
 def extra_parse_scores(examples: Iterable[Example]) -> Dict[str, Optional[float]]:
     """CoNLL-2018 UAS/LAS with punctuation, and non-projective arc P/R/F."""
     words = heads_ok = labels_ok = 0
@@ -91,11 +87,12 @@ def extra_parse_scores(examples: Iterable[Example]) -> Dict[str, Optional[float]
             heads_ok += 1
             if p.dep_.lower().split(":")[0] == g.dep_.lower().split(":")[0]:
                 labels_ok += 1
-            if g.i in gold_crossing:
+            if g.i in gold_crossing and p.i in pred_crossing:
                 np_tp_gold += 1
         np_gold += len(gold_crossing)
         np_pred += len(pred_crossing)
-        np_tp_pred += len(pred_crossing & correct)
+        np_tp_pred += sum(1 for i in pred_crossing & correct
+                          if len(x2y[i]) == 1 and int(x2y[i][0]) in gold_crossing)
     if not words:
         return {"dep_conll_uas": None, "dep_conll_las": None, "dep_nonproj_p": None,
                 "dep_nonproj_r": None, "dep_nonproj_f": None}
