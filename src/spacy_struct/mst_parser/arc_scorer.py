@@ -16,7 +16,7 @@ import numpy as np
 from spacy.util import registry
 from thinc.api import Model
 
-from .batch import ParseBatch, ParseScores
+from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
 from .edge_labeler import build_edge_labeler
 
 # |distance| 1..10 get a bucket each, then wider ones; h = 0 (root) its own.
@@ -100,11 +100,7 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
     U, u, dist = model.get_param("U"), model.get_param("u"), model.get_param("distance")
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
 
-    parts = []
-    for doc_i, start, end in batch.sents:
-        parts.append(root[None, :])
-        parts.append(tokvecs[doc_i][start:end])
-    X = np.concatenate(parts) if parts else np.zeros((0, root.shape[0]), dtype=np.float32)
+    X, offsets = gather_nodes(tokvecs, root, batch.sents)
     pre = X @ W + b
     act = np.maximum(pre, 0)
     rate = model.attrs["dropout_rate"] if is_train else 0.0
@@ -114,7 +110,6 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
     arc_dep, arc_head = act[:, :a], act[:, a:2 * a]
     lab_dep, lab_head = act[:, 2 * a:2 * a + k], act[:, 2 * a + k:]
 
-    offsets = np.cumsum([0] + [end - start + 1 for _, start, end in batch.sents])
     arcs, label_dep, label_head, cached = [], [], [], []
     for i in range(len(batch.sents)):
         lo, hi = offsets[i], offsets[i + 1]
@@ -154,13 +149,7 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         model.inc_grad("U", dU)
         model.inc_grad("u", du)
         model.inc_grad("distance", d_dist)
-        dX = d_pre @ W.T
-        d_tokvecs = [np.zeros_like(t) for t in tokvecs]
-        d_root = np.zeros_like(root)
-        for i, (doc_i, start, end) in enumerate(batch.sents):
-            lo = offsets[i]
-            d_root += dX[lo]
-            d_tokvecs[doc_i][start:end] += dX[lo + 1:offsets[i + 1]]
+        d_tokvecs, d_root = scatter_nodes(d_pre @ W.T, offsets, tokvecs, batch.sents)
         model.inc_grad("root", d_root)
         bp_tok2vec([tok2vec.ops.asarray(t) for t in d_tokvecs])
         return batch

@@ -19,7 +19,7 @@ from spacy.util import registry
 from thinc.api import Model
 
 from ._edge_features import edge_grads, edge_scores
-from .batch import ParseBatch, ParseScores
+from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
 from .edge_labeler import build_edge_labeler
 
 _ROOT_ID = 0x524F4F54
@@ -119,11 +119,7 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
     vecs = [np.asarray(v, dtype=np.float32) for v in vecs]
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
     k = model.get_dim("label_width")
-    rows = []
-    for doc_i, start, end in batch.sents:
-        rows.append(root[None, :])
-        rows.append(vecs[doc_i][start:end])
-    X = np.concatenate(rows)
+    X, _ = gather_nodes(vecs, root, batch.sents)
     pre_act = X @ W + b
     act = np.maximum(pre_act, 0)
     label_dep = [act[offsets[i]:offsets[i + 1], :k] for i in range(len(batch.sents))]
@@ -139,12 +135,7 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         d_pre = d_act * (pre_act > 0)
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
-        dX = d_pre @ W.T
-        d_vecs = [np.zeros_like(v) for v in vecs]
-        d_root = np.zeros_like(root)
-        for i, (doc_i, start, end) in enumerate(batch.sents):
-            d_root += dX[offsets[i]]
-            d_vecs[doc_i][start:end] += dX[offsets[i] + 1:offsets[i + 1]]
+        d_vecs, d_root = scatter_nodes(d_pre @ W.T, offsets, vecs, batch.sents)
         model.inc_grad("root", d_root)
         bp_embed([embed.ops.asarray(v) for v in d_vecs])
         return batch
