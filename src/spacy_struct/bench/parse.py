@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-import numpy as np
 
 
 @dataclass
@@ -95,7 +94,7 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
     import spacy
     from spacy.training import Example
 
-    from ..mst_parser.scoring import crossing_arcs, score_mst_parse
+    from ..mst_parser.scoring import crossing_arcs, score_mst_parse, sentence_heads
 
     for system in systems:
         system.nlp = spacy.load(system.path)
@@ -113,12 +112,8 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
                 # rebuild the examples against this system's vocab
                 pairs = [Example(p, eg.reference) for p, eg in zip(parsed, examples)]
                 system.scores = score_mst_parse(pairs)
-                nonproj = 0
-                for doc in parsed:
-                    for sent in doc.sents:
-                        heads = np.array([-1] + [0 if t.head.i == t.i else t.head.i - sent.start + 1
-                                                 for t in sent])
-                        nonproj += bool(crossing_arcs(heads).any())
+                nonproj = sum(bool(crossing_arcs(heads).any())
+                              for doc in parsed for _, heads in sentence_heads(doc))
                 system.nonproj_sents = nonproj / len(parsed)
     for system in systems:
         system.scores["words_per_second"] = n_words / system.best_time

@@ -112,21 +112,26 @@ cdef double arc(const int64_t* word, const int64_t* pos, const int64_t* pre,
     return s
 
 
-def _check(word, pos, pre, long_word, node_offsets):
+def _check(word, pos, pre, long_word, node_offsets, table, table_name, arcs, arcs_name):
+    """Validate the shapes the nogil loops rely on; return the hash mask."""
     n = node_offsets[len(node_offsets) - 1]
     if not (len(word) == len(pos) == len(pre) == len(long_word) == n):
         raise ValueError("word, pos, prefix and long_word must have one entry per node")
+    sizes = np.diff(np.asarray(node_offsets))
+    if len(arcs) != int((sizes * sizes).sum()):
+        raise ValueError(f"{arcs_name} must hold the (n+1) x (n+1) arcs of every sentence")
+    size = len(table)
+    if size == 0 or (size & (size - 1)) != 0:
+        raise ValueError(f"the {table_name} vector size must be a power of two")
+    return size - 1
 
 
 def edge_scores(const int64_t[::1] word, const int64_t[::1] pos, const int64_t[::1] pre,
                 const unsigned char[::1] long_word, const int64_t[::1] node_offsets,
                 const float[::1] weights, double[::1] out):
     """Fill `out` with the flattened (n+1) x (n+1) arc scores of each sentence."""
-    _check(word, pos, pre, long_word, node_offsets)
-    cdef uint64_t size = weights.shape[0]
-    if size == 0 or (size & (size - 1)) != 0:
-        raise ValueError("the weight vector size must be a power of two")
-    cdef uint64_t mask = size - 1
+    cdef uint64_t mask = _check(word, pos, pre, long_word, node_offsets,
+                                weights, "weight", out, "out")
     cdef Py_ssize_t n_sents = node_offsets.shape[0] - 1
     cdef Py_ssize_t s, base, flat = 0
     cdef int n1, p, c
@@ -149,11 +154,8 @@ def edge_grads(const int64_t[::1] word, const int64_t[::1] pos, const int64_t[::
                const unsigned char[::1] long_word, const int64_t[::1] node_offsets,
                const double[::1] d_scores, float[::1] grad):
     """Add each arc's score gradient to the gradient of each of its features."""
-    _check(word, pos, pre, long_word, node_offsets)
-    cdef uint64_t size = grad.shape[0]
-    if size == 0 or (size & (size - 1)) != 0:
-        raise ValueError("the gradient vector size must be a power of two")
-    cdef uint64_t mask = size - 1
+    cdef uint64_t mask = _check(word, pos, pre, long_word, node_offsets,
+                                grad, "gradient", d_scores, "d_scores")
     cdef Py_ssize_t n_sents = node_offsets.shape[0] - 1
     cdef Py_ssize_t s, base, flat = 0
     cdef int n1, p, c

@@ -39,7 +39,7 @@ def crossing_arcs(heads: np.ndarray) -> np.ndarray:
     return cross.any(axis=1)
 
 
-def _sentence_heads(doc) -> List[Tuple[int, np.ndarray]]:
+def sentence_heads(doc) -> List[Tuple[int, np.ndarray]]:
     """(start, heads) per sentence of a parsed doc, heads sentence-relative."""
     out = []
     for sent in doc.sents:
@@ -54,7 +54,7 @@ def _crossing_tokens(doc) -> set:
     tokens = set()
     if not doc.has_annotation("DEP"):
         return tokens
-    for start, heads in _sentence_heads(doc):
+    for start, heads in sentence_heads(doc):
         for j in np.flatnonzero(crossing_arcs(heads)):
             tokens.add(start + int(j))
     return tokens
