@@ -169,6 +169,20 @@ def test_serialization_round_trips(trained, tmp_path, dev_sentences):
     assert [[(t.head.i, t.dep_) for t in d] for d in back] == expected
 
 
+def test_context_layer_trains_and_round_trips(sample_sentences, dev_sentences, tmp_path):
+    nlp = spacy.blank("en")
+    model = dict(SMALL_MODEL, context_width=32, context_depth=1)
+    nlp.add_pipe("mst_parser", config={"model": model, "loss": "local"})
+    losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=6)
+    assert losses[-1] < 0.2 * losses[0]
+    assert nlp.evaluate(examples_from(dev_sentences, nlp.vocab))["dep_uas"] > 0.85
+    texts = [" ".join(s.words) for s in dev_sentences[:10]]
+    expected = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert [[(t.head.i, t.dep_) for t in d] for d in loaded.pipe(texts)] == expected
+
+
 def test_bad_configuration_is_refused():
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="decoder must be one of"):

@@ -171,8 +171,10 @@ def test_in_between_pos_reaches_only_the_arcs_that_span_the_word():
     assert not changed[1, 2] and not changed[9, 8]  # arcs far from node 6
 
 
-def _grad_check(model: Model, batch, seed=0):
-    """Directional derivative of a random linear function of the outputs."""
+def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "distance")):
+    """Directional derivative of a random linear function of the outputs.
+
+    names: parameters of `model`, or (node, name) pairs of its sublayers."""
     rng = np.random.default_rng(seed)
     out, _ = model(batch, is_train=True)
     R = ParseScores([rng.normal(size=a.shape) for a in out.arcs],
@@ -192,18 +194,19 @@ def _grad_check(model: Model, batch, seed=0):
                 node.set_grad(name, np.zeros_like(node.get_grad(name)))
     backprop(R)
     checked = 0
-    for name in ("W", "U", "u", "root", "distance"):
-        if not model.has_param(name):
+    for name in names:
+        node, name = name if isinstance(name, tuple) else (model, name)
+        if not node.has_param(name):
             continue
-        p = model.get_param(name)
-        g = model.get_grad(name)
+        p = node.get_param(name)
+        g = node.get_grad(name)
         direction = rng.normal(size=p.shape).astype(np.float32)
         eps = 1e-3
-        model.set_param(name, (p + eps * direction).astype(np.float32))
+        node.set_param(name, (p + eps * direction).astype(np.float32))
         up = f()
-        model.set_param(name, (p - eps * direction).astype(np.float32))
+        node.set_param(name, (p - eps * direction).astype(np.float32))
         down = f()
-        model.set_param(name, p)
+        node.set_param(name, p)
         numeric = (up - down) / (2 * eps)
         analytic = float((g * direction).sum())
         assert analytic == pytest.approx(numeric, rel=2e-2, abs=1e-2), name
@@ -231,6 +234,41 @@ def test_biaffine_scorer_gradients_match_finite_differences(seed):
     for name in ("U", "u", "distance"):      # zero-initialised: make them matter
         model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
     assert _grad_check(model, batch, seed) == 5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_biaffine_scorer_with_context_layer_gradients_match_finite_differences(seed):
+    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
+    from thinc.api import fix_random_seed
+
+    fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    tok2vec = build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+    model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0,
+                                      context_width=6, context_depth=2)
+    docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
+    batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
+    model.initialize(X=batch)
+    rng = np.random.default_rng(seed)
+    for name in ("U", "u", "distance"):
+        model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
+    lstm = next(node for node in model.walk() if node.name == "bilstm")
+    assert lstm.get_dim("nI") == 16 and model.get_dim("nI") == 6
+    names = ["W", "U", "u", "root", "distance"] + [(lstm, p) for p in lstm.param_names]
+    assert _grad_check(model, batch, seed, names) == 11
+
+
+@pytest.mark.parametrize("width,depth", [(5, 1), (-2, 1), (4, 0)])
+def test_biaffine_scorer_rejects_bad_context_sizes(width, depth):
+    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
+
+    tok2vec = build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+    with pytest.raises(ValueError, match="context_"):
+        build_biaffine_arc_scorer(tok2vec, context_width=width, context_depth=depth)
 
 
 def test_edge_labeler_gradients_match_finite_differences():

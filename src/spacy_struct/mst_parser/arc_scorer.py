@@ -7,6 +7,12 @@ score(h, d) = head_h^T U dep_d + u . head_h + distance(h, d), where the last
 term is a learned bias per signed, bucketed distance: the tok2vec encoders
 spaCy trains on CPU see only a few words around each token, so the scorer
 gets the distance explicitly, as the feature models of McDonald et al. do.
+
+A first-order score sees only its two words, so those encoders leave it short
+of the sentence context a transition parser reads off its stack and buffer.
+`context_width` adds a bidirectional LSTM between the tok2vec output and the
+views. It lives inside the scorer: a shared `tok2vec` component stays exactly
+what the other components (and a baseline parser) see.
 """
 from __future__ import annotations
 
@@ -14,8 +20,9 @@ from typing import Dict, List
 
 import numpy as np
 from spacy.util import registry
-from thinc.api import Model
+from thinc.api import Model, chain
 
+from ..layers import BiLSTM
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
 from .edge_labeler import build_edge_labeler
 
@@ -44,7 +51,12 @@ def distance_buckets(n_nodes: int) -> np.ndarray:
 
 @registry.architectures("spacy_struct.BiaffineArcScorer.v1")
 def build_biaffine_arc_scorer(
-    tok2vec: Model, arc_width: int = 256, label_width: int = 64, dropout: float = 0.2
+    tok2vec: Model,
+    arc_width: int = 256,
+    label_width: int = 64,
+    dropout: float = 0.2,
+    context_width: int = 0,
+    context_depth: int = 1,
 ) -> Model[ParseBatch, ParseScores]:
     """Biaffine arc scores over a tok2vec sublayer, with an edge labeler.
 
@@ -53,14 +65,24 @@ def build_biaffine_arc_scorer(
     arc_width: size of the head and dependent vectors that arcs are scored from.
     label_width: size of the vectors the edge labeler uses.
     dropout: on those vectors in training (spaCy's training.dropout sets it).
+    context_width: output width of a BiLSTM (half per direction) run over
+        the tok2vec vectors of each doc before scoring; 0 for none.
+    context_depth: its number of layers.
     """
+    if context_width < 0 or context_width % 2:
+        raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
+    if context_width and context_depth < 1:
+        raise ValueError(f"context_depth must be at least 1, not {context_depth}")
+    encoder = tok2vec
+    if context_width:
+        encoder = chain(tok2vec, BiLSTM(context_width, depth=context_depth, dropout=dropout))
     labeler = build_edge_labeler()
     return Model(
         "biaffine_arc_scorer",
         _forward,
         init=_init,
-        layers=[tok2vec, labeler],
-        refs={"tok2vec": tok2vec, "labeler": labeler},
+        layers=[encoder, labeler],
+        refs={"tok2vec": tok2vec, "encoder": encoder, "labeler": labeler},
         dims={"nI": None, "arc_width": arc_width, "label_width": label_width},
         params={"root": None, "W": None, "b": None, "U": None, "u": None, "distance": None},
         attrs={"dropout_rate": dropout, "needs_tags": False},
@@ -68,12 +90,12 @@ def build_biaffine_arc_scorer(
 
 
 def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
-    tok2vec = model.get_ref("tok2vec")
+    encoder = model.get_ref("encoder")
     if X is not None:
-        tok2vec.initialize(X=X.docs)
+        encoder.initialize(X=X.docs)
     else:
-        tok2vec.initialize()
-    width = tok2vec.get_dim("nO")
+        encoder.initialize()
+    width = encoder.get_dim("nO")
     model.set_dim("nI", width)
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
     rng = np.random.default_rng(0)
@@ -93,8 +115,8 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
 
 
 def _forward(model: Model, batch: ParseBatch, is_train: bool):
-    tok2vec = model.get_ref("tok2vec")
-    tokvecs, bp_tok2vec = tok2vec(batch.docs, is_train)
+    encoder = model.get_ref("encoder")
+    tokvecs, bp_encoder = encoder(batch.docs, is_train)
     tokvecs = [np.asarray(t, dtype=np.float32) for t in tokvecs]
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
     U, u, dist = model.get_param("U"), model.get_param("u"), model.get_param("distance")
@@ -151,7 +173,7 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         model.inc_grad("distance", d_dist)
         d_tokvecs, d_root = scatter_nodes(d_pre @ W.T, offsets, tokvecs, batch.sents)
         model.inc_grad("root", d_root)
-        bp_tok2vec([tok2vec.ops.asarray(t) for t in d_tokvecs])
+        bp_encoder([encoder.ops.asarray(t) for t in d_tokvecs])
         return batch
 
     return ParseScores(arcs, label_dep, label_head), backprop

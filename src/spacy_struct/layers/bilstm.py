@@ -1,0 +1,170 @@
+"""A bidirectional LSTM over each doc's vectors, in numpy, with exact gradients.
+
+The scorers use it to give every word the context of its whole sentence. It is
+written here rather than taken from thinc because thinc's `LSTM` (8.3, CPU,
+under `with_padded`) returns input gradients that disagree with finite
+differences, and a scorer trained through a wrong gradient learns slowly or
+not at all. tests/test_layers.py checks this one against finite differences.
+
+Both directions run in one time loop: each doc is laid out forwards for one
+direction and reversed for the other, so padding always sits after the last
+word and never reaches a real word's state or gradient.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import numpy as np
+from thinc.api import Model
+from thinc.types import Floats2d
+
+
+def BiLSTM(
+    nO: int, nI: Optional[int] = None, depth: int = 1, dropout: float = 0.0
+) -> Model[List[Floats2d], List[Floats2d]]:
+    """nO: output width (half per direction); depth: stacked layers;
+    dropout: on each layer's input in training."""
+    if nO <= 0 or nO % 2:
+        raise ValueError(f"BiLSTM width must be a positive even number, not {nO}")
+    if depth < 1:
+        raise ValueError(f"BiLSTM depth must be at least 1, not {depth}")
+    params = {}
+    for layer in range(depth):
+        params.update({f"W{layer}": None, f"U{layer}": None, f"b{layer}": None})
+    return Model(
+        "bilstm",
+        _forward,
+        init=_init,
+        dims={"nO": nO, "nI": nI},
+        params=params,
+        attrs={"depth": depth, "dropout_rate": dropout},
+    )
+
+
+def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
+    if X is not None and len(X):
+        model.set_dim("nI", int(X[0].shape[1]), force=True)
+    n_in, n_out = model.get_dim("nI"), model.get_dim("nO")
+    hidden = n_out // 2
+    rng = np.random.default_rng(0)
+    for layer in range(model.attrs["depth"]):
+        width = n_in if layer == 0 else n_out
+        limit_w = np.sqrt(6.0 / (width + 4 * hidden))
+        limit_u = np.sqrt(6.0 / (hidden + 4 * hidden))
+        model.set_param(f"W{layer}", rng.uniform(-limit_w, limit_w, (2, width, 4 * hidden)).astype(np.float32))
+        model.set_param(f"U{layer}", rng.uniform(-limit_u, limit_u, (2, hidden, 4 * hidden)).astype(np.float32))
+        b = np.zeros((2, 4 * hidden), dtype=np.float32)
+        b[:, hidden:2 * hidden] = 1.0  # forget gate open at the start
+        model.set_param(f"b{layer}", b)
+    return model
+
+
+def _time_layout(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Row of each (direction, time, doc) in the concatenated words, or N for padding."""
+    n_words = int(lengths.sum())
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    steps = np.arange(int(lengths.max()))[:, None]
+    valid = steps < lengths[None, :]
+    forward = np.where(valid, starts[None, :] + steps, n_words)
+    backward = np.where(valid, starts[None, :] + lengths[None, :] - 1 - steps, n_words)
+    return np.stack([forward, backward]), valid
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
+    if not len(Xs):
+        return [], lambda dYs: []
+    lengths = np.array([len(x) for x in Xs], dtype=np.int64)
+    n_out = model.get_dim("nO")
+    if not lengths.sum():
+        return [np.zeros((0, n_out), dtype=np.float32) for _ in Xs], lambda dYs: [
+            np.zeros((0, model.get_dim("nI")), dtype=np.float32) for _ in Xs
+        ]
+    rows, _ = _time_layout(lengths)
+    X = np.concatenate([np.asarray(x, dtype=np.float32) for x in Xs])
+    rate = model.attrs["dropout_rate"] if is_train else 0.0
+    backprops = []
+    for layer in range(model.attrs["depth"]):
+        X, bp = _layer_forward(model, layer, X, rows, rate)
+        backprops.append(bp)
+    splits = np.cumsum(lengths)[:-1]
+
+    def backprop(dYs: List[Floats2d]) -> List[Floats2d]:
+        dX = np.concatenate([np.asarray(d, dtype=np.float32) for d in dYs])
+        for bp in reversed(backprops):
+            dX = bp(dX)
+        return np.split(dX, splits)
+
+    return np.split(X, splits), backprop
+
+
+def _layer_forward(model: Model, layer: int, X: np.ndarray, rows: np.ndarray, rate: float):
+    W, U, b = (model.get_param(f"{p}{layer}") for p in "WUb")
+    hidden = U.shape[1]
+    n_words = X.shape[0]
+    if rate:
+        keep = (np.random.random_sample(X.shape) >= rate).astype(np.float32) / (1.0 - rate)
+        X = X * keep
+    # input projection for all words and both directions, then laid out in time
+    XW = np.matmul(X[None], W) + b[:, None, :]  # (2, N, 4H)
+    XW = np.concatenate([XW, np.broadcast_to(b[:, None, :], (2, 1, 4 * hidden))], axis=1)
+    G = np.stack([XW[0][rows[0]], XW[1][rows[1]]], axis=1)  # (T, 2, B, 4H)
+    n_steps, _, n_docs, _ = G.shape
+    gates = np.empty((n_steps, 2, n_docs, 4 * hidden), dtype=np.float32)
+    cells = np.empty((n_steps, 2, n_docs, hidden), dtype=np.float32)
+    hs = np.empty((n_steps, 2, n_docs, hidden), dtype=np.float32)
+    h = np.zeros((2, n_docs, hidden), dtype=np.float32)
+    c = np.zeros((2, n_docs, hidden), dtype=np.float32)
+    for t in range(n_steps):
+        a = G[t] + np.matmul(h, U)
+        a[..., :3 * hidden] = _sigmoid(a[..., :3 * hidden])
+        a[..., 3 * hidden:] = np.tanh(a[..., 3 * hidden:])
+        i, f, o, g = (a[..., k * hidden:(k + 1) * hidden] for k in range(4))
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        gates[t], cells[t], hs[t] = a, c, h
+    Y = np.zeros((n_words + 1, 2 * hidden), dtype=np.float32)
+    Y[rows[0], :hidden] = hs[:, 0]
+    Y[rows[1], hidden:] = hs[:, 1]
+    Y = Y[:n_words]
+
+    def backprop(dY: np.ndarray) -> np.ndarray:
+        dY = np.concatenate([dY, np.zeros((1, 2 * hidden), dtype=np.float32)])
+        dH = np.stack([dY[rows[0], :hidden], dY[rows[1], hidden:]], axis=1)  # (T, 2, B, H)
+        dG = np.empty_like(gates)
+        dU = np.zeros_like(U)
+        dh_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
+        dc_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
+        for t in range(n_steps - 1, -1, -1):
+            a = gates[t]
+            i, f, o, g = (a[..., k * hidden:(k + 1) * hidden] for k in range(4))
+            c_prev = cells[t - 1] if t else np.zeros_like(dc_next)
+            h_prev = hs[t - 1] if t else np.zeros_like(dh_next)
+            tanh_c = np.tanh(cells[t])
+            dh = dH[t] + dh_next
+            dc = dc_next + dh * o * (1.0 - tanh_c ** 2)
+            da = dG[t]
+            da[..., :hidden] = dc * g * i * (1.0 - i)
+            da[..., hidden:2 * hidden] = dc * c_prev * f * (1.0 - f)
+            da[..., 2 * hidden:3 * hidden] = dh * tanh_c * o * (1.0 - o)
+            da[..., 3 * hidden:] = dc * i * (1.0 - g ** 2)
+            dU += np.matmul(h_prev.transpose(0, 2, 1), da)
+            dh_next = np.matmul(da, U.transpose(0, 2, 1))
+            dc_next = dc * f
+        # back from time layout to words; padding rows land on the extra row N
+        dXW = np.zeros((2, n_words + 1, 4 * hidden), dtype=np.float32)
+        dXW[0][rows[0]] = dG[:, 0]
+        dXW[1][rows[1]] = dG[:, 1]
+        dXW = dXW[:, :n_words]
+        model.inc_grad(f"W{layer}", np.matmul(X.T[None], dXW))
+        model.inc_grad(f"U{layer}", dU)
+        model.inc_grad(f"b{layer}", dXW.sum(1))
+        dX = np.matmul(dXW, W.transpose(0, 2, 1)).sum(0)
+        if rate:
+            dX *= keep
+        return dX
+
+    return Y, backprop
