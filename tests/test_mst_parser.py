@@ -18,6 +18,7 @@ SMALL_MODEL = {
     "arc_width": 48,
     "label_width": 16,
     "dropout": 0.0,
+    "context_width": 0,
     "tok2vec": {
         "@architectures": "spacy.HashEmbedCNN.v2",
         "pretrained_vectors": None,

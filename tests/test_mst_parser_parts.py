@@ -226,7 +226,7 @@ def test_biaffine_scorer_gradients_match_finite_differences(seed):
     tok2vec = build_hash_embed_cnn_tok2vec(
         pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
         maxout_pieces=2, subword_features=False)
-    model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0)
+    model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0, context_width=0)
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
     batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
     model.initialize(X=batch)
@@ -301,3 +301,24 @@ def test_edge_labeler_gradients_match_finite_differences():
             args_m = (minus, heads_side) if which == 0 else (deps, minus)
             numeric = (f(*args_p) - f(*args_m)) / (2 * eps)
             assert float((grads[i] * direction).sum()) == pytest.approx(numeric, rel=2e-2, abs=1e-2)
+
+
+def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():
+    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
+    from thinc.api import set_dropout_rate
+
+    nlp = spacy.blank("en")
+    tok2vec = build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+    docs = [Doc(nlp.vocab, words="the dog saw a cat".split())]
+    batch = ParseBatch(docs, [(0, 0, 5)])
+    for rate, context in ((0.5, 8), (0.5, 0), (0.0, 8)):
+        model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=rate,
+                                          context_width=context)
+        model.initialize(X=batch)
+        model.set_param("u", np.ones_like(model.get_param("u")))
+        set_dropout_rate(model, 0.0)
+        clean, _ = model(batch, is_train=False)
+        noisy, _ = model(batch, is_train=True)
+        assert np.allclose(clean.arcs[0], noisy.arcs[0]) == (rate == 0.0)

@@ -60,14 +60,18 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
 
 
 def _time_layout(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Row of each (direction, time, doc) in the concatenated words, or N for padding."""
+    """Row of each (direction, time, doc) in the concatenated words, or N for
+    padding, with the docs sorted longest first; and how many docs are still
+    running at each time step, so that each step computes only those."""
     n_words = int(lengths.sum())
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    steps = np.arange(int(lengths.max()))[:, None]
+    order = np.argsort(-lengths, kind="stable")
+    lengths, starts = lengths[order], starts[order]
+    steps = np.arange(int(lengths[0]))[:, None]
     valid = steps < lengths[None, :]
     forward = np.where(valid, starts[None, :] + steps, n_words)
     backward = np.where(valid, starts[None, :] + lengths[None, :] - 1 - steps, n_words)
-    return np.stack([forward, backward]), valid
+    return np.stack([forward, backward]), valid.sum(1)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -83,12 +87,12 @@ def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
         return [np.zeros((0, n_out), dtype=np.float32) for _ in Xs], lambda dYs: [
             np.zeros((0, model.get_dim("nI")), dtype=np.float32) for _ in Xs
         ]
-    rows, _ = _time_layout(lengths)
+    rows, running = _time_layout(lengths)
     X = np.concatenate([np.asarray(x, dtype=np.float32) for x in Xs])
     rate = model.attrs["dropout_rate"] if is_train else 0.0
     backprops = []
     for layer in range(model.attrs["depth"]):
-        X, bp = _layer_forward(model, layer, X, rows, rate)
+        X, bp = _layer_forward(model, layer, X, rows, running, rate)
         backprops.append(bp)
     splits = np.cumsum(lengths)[:-1]
 
@@ -101,7 +105,9 @@ def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
     return np.split(X, splits), backprop
 
 
-def _layer_forward(model: Model, layer: int, X: np.ndarray, rows: np.ndarray, rate: float):
+def _layer_forward(
+    model: Model, layer: int, X: np.ndarray, rows: np.ndarray, running: np.ndarray, rate: float
+):
     W, U, b = (model.get_param(f"{p}{layer}") for p in "WUb")
     hidden = U.shape[1]
     n_words = X.shape[0]
@@ -113,19 +119,20 @@ def _layer_forward(model: Model, layer: int, X: np.ndarray, rows: np.ndarray, ra
     XW = np.concatenate([XW, np.broadcast_to(b[:, None, :], (2, 1, 4 * hidden))], axis=1)
     G = np.stack([XW[0][rows[0]], XW[1][rows[1]]], axis=1)  # (T, 2, B, 4H)
     n_steps, _, n_docs, _ = G.shape
-    gates = np.empty((n_steps, 2, n_docs, 4 * hidden), dtype=np.float32)
-    cells = np.empty((n_steps, 2, n_docs, hidden), dtype=np.float32)
-    hs = np.empty((n_steps, 2, n_docs, hidden), dtype=np.float32)
+    gates = np.zeros((n_steps, 2, n_docs, 4 * hidden), dtype=np.float32)
+    cells = np.zeros((n_steps, 2, n_docs, hidden), dtype=np.float32)
+    hs = np.zeros((n_steps, 2, n_docs, hidden), dtype=np.float32)
     h = np.zeros((2, n_docs, hidden), dtype=np.float32)
     c = np.zeros((2, n_docs, hidden), dtype=np.float32)
     for t in range(n_steps):
-        a = G[t] + np.matmul(h, U)
+        k = running[t]  # docs still running: a prefix, as they are sorted
+        a = G[t, :, :k] + np.matmul(h[:, :k], U)
         a[..., :3 * hidden] = _sigmoid(a[..., :3 * hidden])
         a[..., 3 * hidden:] = np.tanh(a[..., 3 * hidden:])
-        i, f, o, g = (a[..., k * hidden:(k + 1) * hidden] for k in range(4))
-        c = f * c + i * g
+        i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
+        c = f * c[:, :k] + i * g
         h = o * np.tanh(c)
-        gates[t], cells[t], hs[t] = a, c, h
+        gates[t, :, :k], cells[t, :, :k], hs[t, :, :k] = a, c, h
     Y = np.zeros((n_words + 1, 2 * hidden), dtype=np.float32)
     Y[rows[0], :hidden] = hs[:, 0]
     Y[rows[1], hidden:] = hs[:, 1]
@@ -134,26 +141,27 @@ def _layer_forward(model: Model, layer: int, X: np.ndarray, rows: np.ndarray, ra
     def backprop(dY: np.ndarray) -> np.ndarray:
         dY = np.concatenate([dY, np.zeros((1, 2 * hidden), dtype=np.float32)])
         dH = np.stack([dY[rows[0], :hidden], dY[rows[1], hidden:]], axis=1)  # (T, 2, B, H)
-        dG = np.empty_like(gates)
+        dG = np.zeros_like(gates)
         dU = np.zeros_like(U)
         dh_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
         dc_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
         for t in range(n_steps - 1, -1, -1):
-            a = gates[t]
-            i, f, o, g = (a[..., k * hidden:(k + 1) * hidden] for k in range(4))
-            c_prev = cells[t - 1] if t else np.zeros_like(dc_next)
-            h_prev = hs[t - 1] if t else np.zeros_like(dh_next)
-            tanh_c = np.tanh(cells[t])
-            dh = dH[t] + dh_next
-            dc = dc_next + dh * o * (1.0 - tanh_c ** 2)
-            da = dG[t]
+            k = running[t]
+            a = gates[t, :, :k]
+            i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
+            c_prev = cells[t - 1, :, :k] if t else np.zeros_like(dc_next[:, :k])
+            h_prev = hs[t - 1, :, :k] if t else np.zeros_like(dh_next[:, :k])
+            tanh_c = np.tanh(cells[t, :, :k])
+            dh = dH[t, :, :k] + dh_next[:, :k]
+            dc = dc_next[:, :k] + dh * o * (1.0 - tanh_c ** 2)
+            da = dG[t, :, :k]
             da[..., :hidden] = dc * g * i * (1.0 - i)
             da[..., hidden:2 * hidden] = dc * c_prev * f * (1.0 - f)
             da[..., 2 * hidden:3 * hidden] = dh * tanh_c * o * (1.0 - o)
             da[..., 3 * hidden:] = dc * i * (1.0 - g ** 2)
             dU += np.matmul(h_prev.transpose(0, 2, 1), da)
-            dh_next = np.matmul(da, U.transpose(0, 2, 1))
-            dc_next = dc * f
+            dh_next[:, :k] = np.matmul(da, U.transpose(0, 2, 1))
+            dc_next[:, :k] = dc * f
         # back from time layout to words; padding rows land on the extra row N
         dXW = np.zeros((2, n_words + 1, 4 * hidden), dtype=np.float32)
         dXW[0][rows[0]] = dG[:, 0]

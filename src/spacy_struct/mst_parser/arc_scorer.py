@@ -55,7 +55,7 @@ def build_biaffine_arc_scorer(
     arc_width: int = 256,
     label_width: int = 64,
     dropout: float = 0.2,
-    context_width: int = 0,
+    context_width: int = 256,
     context_depth: int = 1,
 ) -> Model[ParseBatch, ParseScores]:
     """Biaffine arc scores over a tok2vec sublayer, with an edge labeler.
@@ -64,7 +64,9 @@ def build_biaffine_arc_scorer(
         component, or a layer of its own).
     arc_width: size of the head and dependent vectors that arcs are scored from.
     label_width: size of the vectors the edge labeler uses.
-    dropout: on those vectors in training (spaCy's training.dropout sets it).
+    dropout: in training, on the LSTM's inputs and on the views. It is the
+        scorer's own rate: spaCy's `training.dropout` (which the shared
+        tok2vec gets) does not override it.
     context_width: output width of a BiLSTM (half per direction) run over
         the tok2vec vectors of each doc before scoring; 0 for none.
     context_depth: its number of layers.
@@ -74,18 +76,20 @@ def build_biaffine_arc_scorer(
     if context_width and context_depth < 1:
         raise ValueError(f"context_depth must be at least 1, not {context_depth}")
     encoder = tok2vec
+    refs = {"tok2vec": tok2vec}
     if context_width:
-        encoder = chain(tok2vec, BiLSTM(context_width, depth=context_depth, dropout=dropout))
+        refs["context"] = BiLSTM(context_width, depth=context_depth, dropout=dropout)
+        encoder = chain(tok2vec, refs["context"])
     labeler = build_edge_labeler()
     return Model(
         "biaffine_arc_scorer",
         _forward,
         init=_init,
         layers=[encoder, labeler],
-        refs={"tok2vec": tok2vec, "encoder": encoder, "labeler": labeler},
+        refs={**refs, "encoder": encoder, "labeler": labeler},
         dims={"nI": None, "arc_width": arc_width, "label_width": label_width},
         params={"root": None, "W": None, "b": None, "U": None, "u": None, "distance": None},
-        attrs={"dropout_rate": dropout, "needs_tags": False},
+        attrs={"scorer_dropout": dropout, "needs_tags": False},
     )
 
 
@@ -116,6 +120,10 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
 
 def _forward(model: Model, batch: ParseBatch, is_train: bool):
     encoder = model.get_ref("encoder")
+    rate = model.attrs["scorer_dropout"] if is_train else 0.0
+    if model.has_ref("context"):
+        # set_dropout_rate (training.dropout) reaches the LSTM too; keep ours
+        model.get_ref("context").attrs["dropout_rate"] = rate
     tokvecs, bp_encoder = encoder(batch.docs, is_train)
     tokvecs = [np.asarray(t, dtype=np.float32) for t in tokvecs]
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
@@ -125,7 +133,6 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
     X, offsets = gather_nodes(tokvecs, root, batch.sents)
     pre = X @ W + b
     act = np.maximum(pre, 0)
-    rate = model.attrs["dropout_rate"] if is_train else 0.0
     if rate:
         keep = (np.random.random_sample(act.shape) >= rate).astype(np.float32) / (1.0 - rate)
         act = act * keep

@@ -33,6 +33,8 @@ DEFAULT_MST_PARSER_MODEL = Config().from_str(
 arc_width = 256
 label_width = 64
 dropout = 0.2
+context_width = 256
+context_depth = 1
 
 [model.tok2vec]
 @architectures = "spacy.HashEmbedCNN.v2"
