@@ -74,6 +74,12 @@ def _time_layout(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return np.stack([forward, backward]), valid.sum(1)
 
 
+def _per_direction(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A[d] @ B[d] for the two directions: two BLAS calls, which numpy runs
+    about twice as fast as one stacked matmul of the same shapes."""
+    return np.stack([A[0] @ B[0], A[1] @ B[1]])
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
@@ -114,63 +120,56 @@ def _layer_forward(
     if rate:
         keep = (np.random.random_sample(X.shape) >= rate).astype(np.float32) / (1.0 - rate)
         X = X * keep
-    # input projection for all words and both directions, then laid out in time
-    XW = np.matmul(X[None], W) + b[:, None, :]  # (2, N, 4H)
-    XW = np.concatenate([XW, np.broadcast_to(b[:, None, :], (2, 1, 4 * hidden))], axis=1)
-    G = np.stack([XW[0][rows[0]], XW[1][rows[1]]], axis=1)  # (T, 2, B, 4H)
-    n_steps, _, n_docs, _ = G.shape
-    gates = np.zeros((n_steps, 2, n_docs, 4 * hidden), dtype=np.float32)
-    cells = np.zeros((n_steps, 2, n_docs, hidden), dtype=np.float32)
-    hs = np.zeros((n_steps, 2, n_docs, hidden), dtype=np.float32)
-    h = np.zeros((2, n_docs, hidden), dtype=np.float32)
-    c = np.zeros((2, n_docs, hidden), dtype=np.float32)
+    # input projection for all words and both directions at once
+    XW = np.stack([X @ W[0], X @ W[1]]) + b[:, None, :]  # (2, N, 4H)
+    n_steps = len(running)
+    Y = np.empty((n_words, 2 * hidden), dtype=np.float32)
+    steps = []  # (rows, gates, cell) per time step, for the backward pass
+    h = np.zeros((2, running[0], hidden), dtype=np.float32)
+    c = np.zeros((2, running[0], hidden), dtype=np.float32)
     for t in range(n_steps):
         k = running[t]  # docs still running: a prefix, as they are sorted
-        a = G[t, :, :k] + np.matmul(h[:, :k], U)
+        fwd, bwd = rows[0, t, :k], rows[1, t, :k]
+        a = np.stack([XW[0][fwd], XW[1][bwd]]) + _per_direction(h[:, :k], U)
         a[..., :3 * hidden] = _sigmoid(a[..., :3 * hidden])
         a[..., 3 * hidden:] = np.tanh(a[..., 3 * hidden:])
         i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
         c = f * c[:, :k] + i * g
         h = o * np.tanh(c)
-        gates[t, :, :k], cells[t, :, :k], hs[t, :, :k] = a, c, h
-    Y = np.zeros((n_words + 1, 2 * hidden), dtype=np.float32)
-    Y[rows[0], :hidden] = hs[:, 0]
-    Y[rows[1], hidden:] = hs[:, 1]
-    Y = Y[:n_words]
+        Y[fwd, :hidden] = h[0]
+        Y[bwd, hidden:] = h[1]
+        steps.append((fwd, bwd, a, c, h))
 
     def backprop(dY: np.ndarray) -> np.ndarray:
-        dY = np.concatenate([dY, np.zeros((1, 2 * hidden), dtype=np.float32)])
-        dH = np.stack([dY[rows[0], :hidden], dY[rows[1], hidden:]], axis=1)  # (T, 2, B, H)
-        dG = np.zeros_like(gates)
+        dXW = np.empty((2, n_words, 4 * hidden), dtype=np.float32)
         dU = np.zeros_like(U)
-        dh_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
-        dc_next = np.zeros((2, n_docs, hidden), dtype=np.float32)
+        dh_next = np.zeros((2, running[0], hidden), dtype=np.float32)
+        dc_next = np.zeros((2, running[0], hidden), dtype=np.float32)
         for t in range(n_steps - 1, -1, -1):
-            k = running[t]
-            a = gates[t, :, :k]
+            fwd, bwd, a, c, _ = steps[t]
+            k = len(fwd)
             i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
-            c_prev = cells[t - 1, :, :k] if t else np.zeros_like(dc_next[:, :k])
-            h_prev = hs[t - 1, :, :k] if t else np.zeros_like(dh_next[:, :k])
-            tanh_c = np.tanh(cells[t, :, :k])
-            dh = dH[t, :, :k] + dh_next[:, :k]
+            if t:
+                c_prev, h_prev = steps[t - 1][3][:, :k], steps[t - 1][4][:, :k]
+            else:
+                c_prev = h_prev = np.zeros_like(c)
+            tanh_c = np.tanh(c)
+            dh = np.stack([dY[fwd, :hidden], dY[bwd, hidden:]]) + dh_next[:, :k]
             dc = dc_next[:, :k] + dh * o * (1.0 - tanh_c ** 2)
-            da = dG[t, :, :k]
+            da = np.empty_like(a)
             da[..., :hidden] = dc * g * i * (1.0 - i)
             da[..., hidden:2 * hidden] = dc * c_prev * f * (1.0 - f)
             da[..., 2 * hidden:3 * hidden] = dh * tanh_c * o * (1.0 - o)
             da[..., 3 * hidden:] = dc * i * (1.0 - g ** 2)
-            dU += np.matmul(h_prev.transpose(0, 2, 1), da)
-            dh_next[:, :k] = np.matmul(da, U.transpose(0, 2, 1))
+            dU += _per_direction(h_prev.transpose(0, 2, 1), da)
+            dh_next[:, :k] = _per_direction(da, U.transpose(0, 2, 1))
             dc_next[:, :k] = dc * f
-        # back from time layout to words; padding rows land on the extra row N
-        dXW = np.zeros((2, n_words + 1, 4 * hidden), dtype=np.float32)
-        dXW[0][rows[0]] = dG[:, 0]
-        dXW[1][rows[1]] = dG[:, 1]
-        dXW = dXW[:, :n_words]
-        model.inc_grad(f"W{layer}", np.matmul(X.T[None], dXW))
+            dXW[0][fwd] = da[0]
+            dXW[1][bwd] = da[1]
+        model.inc_grad(f"W{layer}", np.stack([X.T @ dXW[0], X.T @ dXW[1]]))
         model.inc_grad(f"U{layer}", dU)
         model.inc_grad(f"b{layer}", dXW.sum(1))
-        dX = np.matmul(dXW, W.transpose(0, 2, 1)).sum(0)
+        dX = dXW[0] @ W[0].T + dXW[1] @ W[1].T
         if rate:
             dX *= keep
         return dX

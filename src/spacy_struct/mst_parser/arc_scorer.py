@@ -10,8 +10,8 @@ gets the distance explicitly, as the feature models of McDonald et al. do.
 
 A first-order score sees only its two words, so those encoders leave it short
 of the sentence context a transition parser reads off its stack and buffer.
-`context_width` adds a bidirectional LSTM between the tok2vec output and the
-views. It lives inside the scorer: a shared `tok2vec` component stays exactly
+`context_width` adds a bidirectional LSTM over each sentence, between the
+tok2vec output and the views. It lives inside the scorer: a shared `tok2vec` component stays exactly
 what the other components (and a baseline parser) see.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Dict, List
 
 import numpy as np
 from spacy.util import registry
-from thinc.api import Model, chain
+from thinc.api import Model
 
 from ..layers import BiLSTM
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
@@ -68,25 +68,25 @@ def build_biaffine_arc_scorer(
         scorer's own rate: spaCy's `training.dropout` (which the shared
         tok2vec gets) does not override it.
     context_width: output width of a BiLSTM (half per direction) run over
-        the tok2vec vectors of each doc before scoring; 0 for none.
+        the tok2vec vectors of each sentence before scoring; 0 for none.
     context_depth: its number of layers.
     """
     if context_width < 0 or context_width % 2:
         raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
     if context_width and context_depth < 1:
         raise ValueError(f"context_depth must be at least 1, not {context_depth}")
-    encoder = tok2vec
     refs = {"tok2vec": tok2vec}
+    layers = [tok2vec]
     if context_width:
         refs["context"] = BiLSTM(context_width, depth=context_depth, dropout=dropout)
-        encoder = chain(tok2vec, refs["context"])
+        layers.append(refs["context"])
     labeler = build_edge_labeler()
     return Model(
         "biaffine_arc_scorer",
         _forward,
         init=_init,
-        layers=[encoder, labeler],
-        refs={**refs, "encoder": encoder, "labeler": labeler},
+        layers=[*layers, labeler],
+        refs={**refs, "labeler": labeler},
         dims={"nI": None, "arc_width": arc_width, "label_width": label_width},
         params={"root": None, "W": None, "b": None, "U": None, "u": None, "distance": None},
         attrs={"scorer_dropout": dropout, "needs_tags": False},
@@ -94,12 +94,17 @@ def build_biaffine_arc_scorer(
 
 
 def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
-    encoder = model.get_ref("encoder")
+    tok2vec = model.get_ref("tok2vec")
     if X is not None:
-        encoder.initialize(X=X.docs)
+        tok2vec.initialize(X=X.docs)
     else:
-        encoder.initialize()
-    width = encoder.get_dim("nO")
+        tok2vec.initialize()
+    width = tok2vec.get_dim("nO")
+    if model.has_ref("context"):
+        context = model.get_ref("context")
+        context.set_dim("nI", width)
+        context.initialize()
+        width = context.get_dim("nO")
     model.set_dim("nI", width)
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
     rng = np.random.default_rng(0)
@@ -119,18 +124,24 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
 
 
 def _forward(model: Model, batch: ParseBatch, is_train: bool):
-    encoder = model.get_ref("encoder")
+    tok2vec = model.get_ref("tok2vec")
     rate = model.attrs["scorer_dropout"] if is_train else 0.0
-    if model.has_ref("context"):
-        # set_dropout_rate (training.dropout) reaches the LSTM too; keep ours
-        model.get_ref("context").attrs["dropout_rate"] = rate
-    tokvecs, bp_encoder = encoder(batch.docs, is_train)
+    tokvecs, bp_tok2vec = tok2vec(batch.docs, is_train)
     tokvecs = [np.asarray(t, dtype=np.float32) for t in tokvecs]
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
     U, u, dist = model.get_param("U"), model.get_param("u"), model.get_param("distance")
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
 
-    X, offsets = gather_nodes(tokvecs, root, batch.sents)
+    if model.has_ref("context"):
+        # the LSTM runs over each sentence: trees never cross sentences, and
+        # many short sequences batch far better than a few long docs
+        context = model.get_ref("context")
+        context.attrs["dropout_rate"] = rate  # training.dropout reaches it too; keep ours
+        sentvecs, bp_context = context([tokvecs[d][s:e] for d, s, e in batch.sents], is_train)
+        node_vecs, node_sents = sentvecs, [(i, 0, e - s) for i, (_, s, e) in enumerate(batch.sents)]
+    else:
+        node_vecs, node_sents = tokvecs, batch.sents
+    X, offsets = gather_nodes(node_vecs, root, node_sents)
     pre = X @ W + b
     act = np.maximum(pre, 0)
     if rate:
@@ -178,9 +189,15 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         model.inc_grad("U", dU)
         model.inc_grad("u", du)
         model.inc_grad("distance", d_dist)
-        d_tokvecs, d_root = scatter_nodes(d_pre @ W.T, offsets, tokvecs, batch.sents)
+        d_nodes, d_root = scatter_nodes(d_pre @ W.T, offsets, node_vecs, node_sents)
         model.inc_grad("root", d_root)
-        bp_encoder([encoder.ops.asarray(t) for t in d_tokvecs])
+        if model.has_ref("context"):
+            d_tokvecs = [np.zeros_like(t) for t in tokvecs]
+            for (d, s, e), d_sent in zip(batch.sents, bp_context(d_nodes)):
+                d_tokvecs[d][s:e] += d_sent
+        else:
+            d_tokvecs = d_nodes
+        bp_tok2vec([tok2vec.ops.asarray(t) for t in d_tokvecs])
         return batch
 
     return ParseScores(arcs, label_dep, label_head), backprop
