@@ -54,7 +54,7 @@ def build_biaffine_arc_scorer(
     tok2vec: Model,
     arc_width: int = 256,
     label_width: int = 64,
-    dropout: float = 0.2,
+    dropout: float = 0.33,
     context_width: int = 256,
     context_depth: int = 1,
 ) -> Model[ParseBatch, ParseScores]:

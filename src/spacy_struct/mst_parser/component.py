@@ -32,7 +32,7 @@ DEFAULT_MST_PARSER_MODEL = Config().from_str(
 @architectures = "spacy_struct.BiaffineArcScorer.v1"
 arc_width = 256
 label_width = 64
-dropout = 0.2
+dropout = 0.33
 context_width = 256
 context_depth = 1
 
