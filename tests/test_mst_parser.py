@@ -252,3 +252,14 @@ def test_entry_points_register_the_factory_without_an_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "make_mst_parser_scorer"
+
+
+def test_parse_benchmark_specs_are_checked(tmp_path):
+    from spacy_struct.bench.parse import parse_spec
+
+    system = parse_spec(f"mst (eisner)={tmp_path},decoder=eisner,gold_tags")
+    assert (system.label, system.path, system.decoder, system.gold_tags) == ("mst (eisner)", tmp_path, "eisner", True)
+    with pytest.raises(ValueError, match="a label cannot contain"):
+        parse_spec(f"spaCy, min_action_freq=1={tmp_path}")
+    with pytest.raises(ValueError, match="unknown option"):
+        parse_spec(f"x={tmp_path},beam=4")

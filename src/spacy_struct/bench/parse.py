@@ -37,6 +37,8 @@ def parse_spec(spec: str) -> System:
     if not rest:
         raise ValueError(f"expected LABEL=PATH[,decoder=...][,gold_tags], got {spec!r}")
     path, *options = rest.split(",")
+    if not Path(path).is_dir():
+        raise ValueError(f"no pipeline directory {path!r} in {spec!r} (a label cannot contain '=')")
     system = System(label, Path(path))
     for option in options:
         key, _, value = option.partition("=")
