@@ -214,18 +214,21 @@ def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "dist
     return checked
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_biaffine_scorer_gradients_match_finite_differences(seed):
-    from thinc.api import chain, list2array, Relu, with_array, HashEmbed  # noqa: F401
+def _small_tok2vec():
     from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
 
+    return build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_biaffine_scorer_gradients_match_finite_differences(seed):
     from thinc.api import fix_random_seed
 
     fix_random_seed(seed)
     nlp = spacy.blank("en")
-    tok2vec = build_hash_embed_cnn_tok2vec(
-        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
-        maxout_pieces=2, subword_features=False)
+    tok2vec = _small_tok2vec()
     model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0, context_width=0)
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
     batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
@@ -238,14 +241,11 @@ def test_biaffine_scorer_gradients_match_finite_differences(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_biaffine_scorer_with_context_layer_gradients_match_finite_differences(seed):
-    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
     from thinc.api import fix_random_seed
 
     fix_random_seed(seed)
     nlp = spacy.blank("en")
-    tok2vec = build_hash_embed_cnn_tok2vec(
-        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
-        maxout_pieces=2, subword_features=False)
+    tok2vec = _small_tok2vec()
     model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0,
                                       context_width=6, context_depth=2)
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
@@ -262,11 +262,8 @@ def test_biaffine_scorer_with_context_layer_gradients_match_finite_differences(s
 
 @pytest.mark.parametrize("width,depth", [(5, 1), (-2, 1), (4, 0)])
 def test_biaffine_scorer_rejects_bad_context_sizes(width, depth):
-    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
 
-    tok2vec = build_hash_embed_cnn_tok2vec(
-        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
-        maxout_pieces=2, subword_features=False)
+    tok2vec = _small_tok2vec()
     with pytest.raises(ValueError, match="context_"):
         build_biaffine_arc_scorer(tok2vec, context_width=width, context_depth=depth)
 
@@ -304,13 +301,10 @@ def test_edge_labeler_gradients_match_finite_differences():
 
 
 def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():
-    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
     from thinc.api import set_dropout_rate
 
     nlp = spacy.blank("en")
-    tok2vec = build_hash_embed_cnn_tok2vec(
-        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
-        maxout_pieces=2, subword_features=False)
+    tok2vec = _small_tok2vec()
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split())]
     batch = ParseBatch(docs, [(0, 0, 5)])
     for rate, context in ((0.5, 8), (0.5, 0), (0.0, 8)):

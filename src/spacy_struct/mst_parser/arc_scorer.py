@@ -24,7 +24,7 @@ from thinc.api import Model
 
 from ..layers import BiLSTM
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
-from .edge_labeler import build_edge_labeler
+from .edge_labeler import build_edge_labeler, size_edge_labeler
 
 # |distance| 1..10 get a bucket each, then wider ones; h = 0 (root) its own.
 _DISTANCE_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 20, 30, 50], dtype=np.int64)
@@ -116,10 +116,7 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
     model.set_param("U", np.zeros((a, a), dtype=np.float32))
     model.set_param("u", np.zeros((a,), dtype=np.float32))
     model.set_param("distance", np.zeros((N_DISTANCE_BUCKETS,), dtype=np.float32))
-    labeler = model.get_ref("labeler")
-    labeler.set_dim("nI", k)
-    if labeler.has_dim("nO"):
-        labeler.initialize()
+    size_edge_labeler(model, k)
     return model
 
 

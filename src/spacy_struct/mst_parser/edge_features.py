@@ -20,7 +20,7 @@ from thinc.api import Model
 
 from ._edge_features import edge_grads, edge_scores
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
-from .edge_labeler import build_edge_labeler
+from .edge_labeler import build_edge_labeler, size_edge_labeler
 
 _ROOT_ID = 0x524F4F54
 
@@ -95,10 +95,7 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
     model.set_param("root", (rng.standard_normal(width) * 0.1).astype(np.float32))
     model.set_param("W", rng.uniform(-limit, limit, (width, 2 * k)).astype(np.float32))
     model.set_param("b", np.zeros((2 * k,), dtype=np.float32))
-    labeler = model.get_ref("labeler")
-    labeler.set_dim("nI", k)
-    if labeler.has_dim("nO"):
-        labeler.initialize()
+    size_edge_labeler(model, k)
     return model
 
 

@@ -76,3 +76,12 @@ def _forward(model: Model, inputs: LabelerInput, is_train: bool):
         return d_deps, d_heads, heads
 
     return out, backprop
+
+
+def size_edge_labeler(scorer: Model, width: int) -> None:
+    """Give a scorer's labeler its input width; initialize it once the label
+    count is known too (the component sets that from the data)."""
+    labeler = scorer.get_ref("labeler")
+    labeler.set_dim("nI", width)
+    if labeler.has_dim("nO"):
+        labeler.initialize()
