@@ -11,7 +11,7 @@ from spacy.training import Example
 
 from spacy_struct.convert.conllu import sentences_to_docs
 from spacy_struct.mst_parser.scoring import crossing_arcs
-from spacy_struct.mst_parser.sentences import ranges_from_starts, sentence_ranges
+from spacy_struct.sentences import ranges_from_starts, sentence_ranges
 
 SMALL_MODEL = {
     "@architectures": "spacy_struct.BiaffineArcScorer.v1",
@@ -255,7 +255,7 @@ def test_entry_points_register_the_factory_without_an_import():
 
 
 def test_parse_benchmark_specs_are_checked(tmp_path):
-    from spacy_struct.bench.parse import parse_spec
+    from spacy_struct.bench.systems import parse_spec
 
     system = parse_spec(f"mst (eisner)={tmp_path},decoder=eisner,gold_tags")
     assert (system.label, system.path, system.decoder, system.gold_tags) == ("mst (eisner)", tmp_path, "eisner", True)

@@ -1,4 +1,8 @@
-"""python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]"""
+"""Command line.
+
+python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]
+python -m spacy_struct convert spans-jsonl INPUT OUTPUT [--spans-key sc] [--crossing drop|keep] [--lang xx]
+"""
 from __future__ import annotations
 
 import argparse
@@ -16,6 +20,17 @@ def main(argv=None) -> int:
     conllu.add_argument("output", type=Path, help=".spacy file to write")
     conllu.add_argument("--n-sents", type=int, default=10, help="sentences per Doc")
     conllu.add_argument("--lang", default="xx", help="language code of the vocab")
+    spans = formats.add_parser(
+        "spans-jsonl", help="JSONL of tokens and token-offset spans (GENIA nested NER)"
+    )
+    spans.add_argument("input", type=Path)
+    spans.add_argument("output", type=Path, help=".spacy file to write")
+    spans.add_argument("--spans-key", default="sc", help="key in doc.spans")
+    spans.add_argument(
+        "--crossing", choices=("drop", "keep"), default="drop",
+        help="spans that cross another: drop the shorter of each pair, or keep all",
+    )
+    spans.add_argument("--lang", default="xx", help="language code of the vocab")
     args = parser.parse_args(argv)
 
     if args.command == "convert" and args.format == "conllu":
@@ -24,6 +39,20 @@ def main(argv=None) -> int:
         try:
             report = convert_file(args.input, args.output, args.n_sents, args.lang)
         except (CoNLLUError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}")
+        for line in report.lines():
+            print(f"  {line}")
+    if args.command == "convert" and args.format == "spans-jsonl":
+        from .convert.spans_jsonl import SpansJSONLError, convert_file as convert_spans
+
+        try:
+            report = convert_spans(
+                args.input, args.output, spans_key=args.spans_key,
+                crossing=args.crossing, lang=args.lang,
+            )
+        except (SpansJSONLError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         print(f"{args.input} -> {args.output}")

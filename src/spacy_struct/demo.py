@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     import spacy
     from spacy import displacy
 
-    from .bench.parse import timed_train
+    from .bench.systems import timed_train
     from .convert.conllu import convert_file
 
     ewt = args.data_dir / "ud_english_ewt"

@@ -3,6 +3,7 @@
 python -m spacy_struct.bench structs [--sizes 10 20 40 80] [--output FILE]
 python -m spacy_struct.bench train CONFIG OUTPUT [--key.path value ...]
 python -m spacy_struct.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE]
+python -m spacy_struct.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE]
 """
 from __future__ import annotations
 
@@ -33,23 +34,38 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
+    p = sub.add_parser("spans", help="span taggers side by side on dev: accuracy and speed")
+    p.add_argument("dev", type=Path, help=".spacy file with the gold spans")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR")
+    p.add_argument("--spans-key", default="sc")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--title", default="")
+    p.add_argument("--output", type=Path)
     args, extra = parser.parse_known_args(argv)
     if args.what == "train":
         from spacy.cli._util import parse_config_overrides
 
-        from .parse import timed_train
+        from .systems import timed_train
 
         info = timed_train(args.config, args.output, parse_config_overrides(extra))
         print(f"training took {info['seconds'] / 60:.1f} min")
         return 0
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.what == "parse":
-        from .parse import evaluate, format_table, parse_spec
+    if args.what in ("parse", "spans"):
+        from .systems import parse_spec
 
         systems = [parse_spec(s) for s in args.systems]
-        n_words, n_sents = evaluate(systems, args.dev, args.repeats)
-        table = format_table(systems)
+        if args.what == "parse":
+            from .parse import evaluate, format_table
+
+            n_words, n_sents = evaluate(systems, args.dev, args.repeats)
+            table = format_table(systems)
+        else:
+            from .spans import evaluate, format_table
+
+            n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats)
+            table = format_table(systems, args.spans_key)
         machine = (f"{args.dev}: {n_sents} sentences, {n_words} words, gold tokenization; "
                    f"{platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}; speed = best of {args.repeats} passes, "

@@ -22,7 +22,7 @@ from ..structs import dependency
 from ..structs._arrays import NoLegalStructureError
 from .batch import ParseBatch, ParseScores
 from .losses import DECODERS, LOSSES, decode, get_loss_function
-from .sentences import ranges_from_starts, sentence_ranges
+from ..sentences import ranges_from_starts, sentence_ranges
 
 ROOT_LABEL = "ROOT"
 

@@ -1,11 +1,12 @@
-"""Which token ranges the parser builds one tree over.
+"""Which token ranges a component builds one structure over.
 
-A tree is built per sentence, so the decoders' O(n^2) (Chu-Liu-Edmonds) and
-O(n^3) (Eisner) costs are paid per sentence, never per document:
+A tree (of arcs, or of nested spans) is built per sentence, so the decoders'
+O(n^2) (Chu-Liu-Edmonds) and O(n^3) (Eisner, CKY) costs are paid per
+sentence, never per document:
 
 - A Doc with sentence boundaries (gold, a `senter`, a `sentencizer`, or an
   earlier parse) gets one tree per sentence, so `doc.sents` after parsing
-  equals the sentences that came in.
+  equals the sentences that came in (the parser sets them; nested_ner only reads them).
 - A Doc without boundaries of at most `max_unsegmented_length` tokens is one
   sentence (as when a corpus is read with gold_preproc, one Doc per sentence).
 - A longer Doc without boundaries is first cut after sentence-final

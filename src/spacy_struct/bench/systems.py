@@ -1,0 +1,73 @@
+"""The systems a benchmark compares: trained pipelines named on the command
+line, and the training runs that made them (with their wall-clock time)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Optional
+
+
+@dataclass
+class System:
+    label: str
+    path: Path
+    decoder: Optional[str] = None
+    gold_tags: bool = False
+    nlp: object = None
+    scores: Dict[str, object] = field(default_factory=dict)
+    best_time: float = float("inf")
+    nonproj_sents: float = 0.0
+
+
+def parse_spec(spec: str) -> System:
+    """LABEL=PATH[,decoder=cle|eisner][,gold_tags]"""
+    label, _, rest = spec.partition("=")
+    if not rest:
+        raise ValueError(f"expected LABEL=PATH[,decoder=...][,gold_tags], got {spec!r}")
+    path, *options = rest.split(",")
+    if not Path(path).is_dir():
+        raise ValueError(f"no pipeline directory {path!r} in {spec!r} (a label cannot contain '=')")
+    system = System(label, Path(path))
+    for option in options:
+        key, _, value = option.partition("=")
+        if key == "decoder":
+            system.decoder = value
+        elif key == "gold_tags":
+            system.gold_tags = True
+        else:
+            raise ValueError(f"unknown option {option!r} in {spec!r}")
+    return system
+
+
+def timed_train(config: Path, output: Path, overrides: Dict[str, object]) -> Dict[str, float]:
+    """`spacy train` with its wall-clock time saved next to the pipelines."""
+    from spacy.cli.train import train
+
+    start = time.perf_counter()
+    train(config, output, overrides=overrides)
+    seconds = time.perf_counter() - start
+    meta = json.loads((output / "model-last" / "meta.json").read_text())
+    from spacy.util import load_config
+
+    cfg = load_config(config, overrides=overrides)
+    info = {"seconds": seconds, "max_epochs": cfg["training"]["max_epochs"],
+            "max_steps": cfg["training"]["max_steps"], "pipeline": meta.get("pipeline", [])}
+    (output / "training_time.json").write_text(json.dumps(info, indent=2))
+    return info
+
+
+def training_summary(system: System) -> str:
+    """Budget and wall-clock of the run that trained the system."""
+    info_path = system.path.parent / "training_time.json"
+    if system.decoder and system.decoder != "cle" and "decoder" not in str(system.path):
+        return "(decoding only)"
+    if not info_path.exists():
+        return "-"
+    info = json.loads(info_path.read_text())
+    epochs = info.get("max_epochs") or 0
+    total = info["seconds"] / 60
+    if epochs:
+        return f"{epochs} epochs, {total:.1f} min ({info['seconds'] / epochs:.0f} s/epoch)"
+    return f"{info.get('max_steps')} steps, {total:.1f} min"

@@ -1,0 +1,209 @@
+"""`spacy_struct.SpanScorer.v1`: a score for every span and label of a sentence.
+
+A nested entity's evidence sits at its edges (where it starts and ends),
+in its length and in the words it covers, so each span (i, j) and label l
+gets the sum of three terms:
+
+- boundaries: a biaffine form of a start view of word i and an end view of
+  word j, [s_i; 1]^T U_l [e_j; 1] (as Yu et al. 2020 score entities, and as
+  the arc scorer scores arcs), which also holds a linear term per side and
+  a bias per label;
+- width: a learned bias per label and bucketed width;
+- content: the sum over the covered words of a per-label score of each word,
+  read off prefix sums, so it costs O(n^2 L) and has no length limit.
+
+Every span of every length is scored: O(n^2 L) scores per sentence of n
+words, all from O(n) vectors, so a 100-word sentence costs no more than a
+matrix product. Like the arc scorer, a BiLSTM (`context_width`) gives each
+word its whole sentence before the views are taken.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import numpy as np
+from spacy.util import registry
+from thinc.api import Model
+
+from ..layers import BiLSTM
+
+# widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
+_WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)
+N_WIDTH_BUCKETS = len(_WIDTH_EDGES)
+_bucket_cache: Dict[int, np.ndarray] = {}
+
+
+@dataclass
+class SpanBatch:
+    """Docs and the sentences to score: (doc index, start, end)."""
+
+    docs: list
+    sents: List[Tuple[int, int, int]]
+
+
+def width_buckets(n: int) -> np.ndarray:
+    """(n, n) bucket id of span (i, j) by its width j - i + 1 (0 where j < i)."""
+    got = _bucket_cache.get(n)
+    if got is None:
+        width = np.arange(n)[None, :] - np.arange(n)[:, None] + 1
+        got = np.maximum(np.digitize(np.maximum(width, 1), _WIDTH_EDGES) - 1, 0).astype(np.int64)
+        if n <= 256:
+            _bucket_cache[n] = got
+    return got
+
+
+@registry.architectures("spacy_struct.SpanScorer.v1")
+def build_span_scorer(
+    tok2vec: Model,
+    hidden_width: int = 150,
+    dropout: float = 0.33,
+    context_width: int = 256,
+    context_depth: int = 1,
+) -> Model[SpanBatch, List[np.ndarray]]:
+    """Scores of every span and label over a tok2vec sublayer.
+
+    tok2vec: docs to one vector per token (a listener to share a `tok2vec`
+        component, or a layer of its own).
+    hidden_width: size of the start and end views of each word.
+    dropout: in training, on the LSTM's inputs and on the views; the
+        scorer's own rate, not overridden by `training.dropout`.
+    context_width: output width of a BiLSTM (half per direction) over each
+        sentence before scoring; 0 for none.
+    context_depth: its number of layers.
+    Output: per sentence an (n, n, L) float32 array, [i, j, l] the score of
+    words i..j (inclusive) as label l; entries with j < i are 0.
+    """
+    if hidden_width < 1:
+        raise ValueError(f"hidden_width must be positive, not {hidden_width}")
+    if context_width < 0 or context_width % 2:
+        raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
+    if context_width and context_depth < 1:
+        raise ValueError(f"context_depth must be at least 1, not {context_depth}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), not {dropout}")
+    refs = {"tok2vec": tok2vec}
+    if context_width:
+        refs["context"] = BiLSTM(context_width, depth=context_depth, dropout=dropout)
+    return Model(
+        "span_scorer",
+        _forward,
+        init=_init,
+        layers=list(refs.values()),
+        refs=refs,
+        dims={"nI": None, "nO": None, "hidden_width": hidden_width},
+        params={"W": None, "b": None, "U": None, "width": None, "content": None},
+        attrs={"scorer_dropout": dropout},
+    )
+
+
+def _init(model: Model, X: SpanBatch | None = None, Y=None) -> Model:
+    tok2vec = model.get_ref("tok2vec")
+    if X is not None:
+        tok2vec.initialize(X=X.docs)
+    else:
+        tok2vec.initialize()
+    width = tok2vec.get_dim("nO")
+    if model.has_ref("context"):
+        context = model.get_ref("context")
+        context.set_dim("nI", width)
+        context.initialize()
+        width = context.get_dim("nO")
+    model.set_dim("nI", width)
+    if not model.has_dim("nO") or model.get_dim("nO") is None:
+        raise ValueError("SpanScorer: the number of labels (nO) must be set before initializing")
+    h, L = model.get_dim("hidden_width"), model.get_dim("nO")
+    rng = np.random.default_rng(0)
+    limit = np.sqrt(6.0 / (width + 2 * h))
+    model.set_param("W", rng.uniform(-limit, limit, (width, 2 * h)).astype(np.float32))
+    model.set_param("b", np.zeros((2 * h,), dtype=np.float32))
+    model.set_param("U", np.zeros((h + 1, L, h + 1), dtype=np.float32))
+    model.set_param("width", np.zeros((N_WIDTH_BUCKETS, L), dtype=np.float32))
+    model.set_param("content", np.zeros((width, L), dtype=np.float32))
+    return model
+
+
+def _forward(model: Model, batch: SpanBatch, is_train: bool):
+    tok2vec = model.get_ref("tok2vec")
+    rate = model.attrs["scorer_dropout"] if is_train else 0.0
+    h, L = model.get_dim("hidden_width"), model.get_dim("nO")
+    W, b, U = model.get_param("W"), model.get_param("b"), model.get_param("U")
+    Wd, Wc = model.get_param("width"), model.get_param("content")
+    U2 = U.reshape(h + 1, L * (h + 1))
+
+    tokvecs, bp_tok2vec = tok2vec(batch.docs, is_train)
+    tokvecs = [np.asarray(t, dtype=np.float32) for t in tokvecs]
+    sent_vecs = [tokvecs[d][s:e] for d, s, e in batch.sents]
+    if model.has_ref("context"):
+        context = model.get_ref("context")
+        context.attrs["dropout_rate"] = rate  # training.dropout reaches it too; keep ours
+        sent_vecs, bp_context = context(sent_vecs, is_train)
+    sizes = [len(x) for x in sent_vecs]
+    offsets = np.cumsum([0] + sizes)
+    if offsets[-1] == 0:
+        X = np.zeros((0, model.get_dim("nI")), dtype=np.float32)
+    else:
+        X = np.concatenate(sent_vecs).astype(np.float32, copy=False)
+    pre = X @ W + b
+    act = np.maximum(pre, 0)
+    if rate:
+        keep = (np.random.random_sample(act.shape) >= rate).astype(np.float32) / (1.0 - rate)
+        act = act * keep
+    ones = np.ones((len(X), 1), dtype=np.float32)
+    S1 = np.concatenate([act[:, :h], ones], axis=1)  # start views
+    E1 = np.concatenate([act[:, h:], ones], axis=1)  # end views
+    T_all = S1 @ U2                                  # (N, L * (h + 1))
+    word_scores = X @ Wc                             # (N, L) content term per word
+
+    outputs = []
+    for i, n in enumerate(sizes):
+        lo, hi = offsets[i], offsets[i + 1]
+        T = T_all[lo:hi].reshape(n * L, h + 1)
+        S = (T @ E1[lo:hi].T).reshape(n, L, n).transpose(0, 2, 1)
+        prefix = np.concatenate([np.zeros((1, L), np.float32), np.cumsum(word_scores[lo:hi], axis=0)])
+        S = S + (prefix[1:][None, :, :] - prefix[:-1][:, None, :]) + Wd[width_buckets(n)]
+        S *= np.triu(np.ones((n, n), dtype=np.float32))[:, :, None]
+        outputs.append(np.ascontiguousarray(S, dtype=np.float32))
+
+    def backprop(d_scores: List[np.ndarray]):
+        d_T_all = np.zeros_like(T_all)
+        d_E1 = np.zeros_like(E1)
+        d_words = np.zeros_like(word_scores)
+        d_Wd = np.zeros_like(Wd)
+        for i, n in enumerate(sizes):
+            if n == 0:
+                continue
+            lo, hi = offsets[i], offsets[i + 1]
+            dS = d_scores[i].astype(np.float32, copy=False) * np.triu(np.ones((n, n), np.float32))[:, :, None]
+            dS_t = np.ascontiguousarray(dS.transpose(0, 2, 1)).reshape(n * L, n)  # [i*L + l, j]
+            T = T_all[lo:hi].reshape(n * L, h + 1)
+            d_T_all[lo:hi] = (dS_t @ E1[lo:hi]).reshape(n, L * (h + 1))
+            d_E1[lo:hi] = dS_t.T @ T
+            d_Wd += np.stack(
+                [np.bincount(width_buckets(n).ravel(), weights=dS[:, :, l].ravel(),
+                             minlength=N_WIDTH_BUCKETS) for l in range(L)], axis=1
+            ).astype(np.float32)
+            # word t is in span (i, j) iff i <= t <= j
+            inside = np.cumsum(np.cumsum(dS, axis=0)[:, ::-1], axis=1)[:, ::-1]
+            d_words[lo:hi] = inside[np.arange(n), np.arange(n)]
+        model.inc_grad("U", (S1.T @ d_T_all).reshape(U.shape))
+        model.inc_grad("width", d_Wd)
+        model.inc_grad("content", X.T @ d_words)
+        d_S1 = d_T_all @ U2.T
+        d_act = np.concatenate([d_S1[:, :h], d_E1[:, :h]], axis=1)
+        if rate:
+            d_act *= keep
+        d_pre = d_act * (pre > 0)
+        model.inc_grad("W", X.T @ d_pre)
+        model.inc_grad("b", d_pre.sum(0))
+        dX = d_pre @ W.T + d_words @ Wc.T
+        d_sents = [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
+        if model.has_ref("context"):
+            d_sents = bp_context(d_sents)
+        d_tokvecs = [np.zeros_like(t) for t in tokvecs]
+        for (d, s, e), g in zip(batch.sents, d_sents):
+            d_tokvecs[d][s:e] += g
+        bp_tok2vec([tok2vec.ops.asarray(t) for t in d_tokvecs])
+        return batch
+
+    return outputs, backprop
