@@ -230,7 +230,6 @@ def test_spans_jsonl_converter_keeps_tokens_and_reports_crossing_spans(tmp_path,
     docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(nlp.vocab))
     assert [t.text for t in docs[0]] == RECORDS[0]["tokens"]
     assert docs[0].text == "IL-2 gene expression requires NF-kappa B."
-    assert docs[0].user_data["doc_id"] == "a"
     assert sorted((s.start, s.end, s.label_) for s in docs[1].spans["sc"]) == [
         (0, 2, "cell_type"), (3, 5, "cell_line"), (3, 5, "cell_type")]
 

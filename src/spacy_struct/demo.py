@@ -1,11 +1,15 @@
-"""The demo job: train a parser, parse raw sentences, render them with displaCy.
+"""The demo job: train each component, run it on raw text, render it with displaCy.
 
-python -m spacy_struct.demo --data-dir ../shared/data --output displacy
+python -m spacy_struct.demo --data-dir ../shared/data --output displacy [--only parse|nested]
 
-With UD English-EWT in the data directory the parser trains on it for a
-short budget (1 epoch); otherwise on the embedded sample corpus. Then a
-sentencizer splits a few raw sentences, the parser parses them, and one
-displaCy dependency page is written.
+- parse: with UD English-EWT in the data directory, mst_parser trains on it
+  for a short budget (1 epoch); otherwise on the embedded sample corpus. A
+  sentencizer splits a few raw sentences, the parser parses them, and a
+  displaCy dependency page is written (mst_parser.html).
+- nested: with GENIA in the data directory, nested_ner trains on it for a
+  short budget (400 steps); otherwise on the embedded nested-entity sample.
+  It tags a few raw sentences, and displaCy's span style, which draws nested
+  spans, renders them (nested_ner.html).
 """
 from __future__ import annotations
 
@@ -13,10 +17,89 @@ import argparse
 import sys
 from pathlib import Path
 
+NESTED_SENTENCES = (
+    "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells.",
+    "We detected TNF-alpha mRNA in human monocytes after stimulation.",
+    "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
+)
+
 SENTENCES = (
     "A hearing is scheduled on the issue today. The old farmer sold the red car in the village. "
     "A dog arrived yesterday that found the ball. The teacher wrote a letter and the child painted a picture."
 )
+
+
+def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
+    import spacy
+    from spacy import displacy
+
+    from .bench.systems import timed_train
+    from .convert.conllu import convert_file
+
+    ewt = data_dir / "ud_english_ewt"
+    train_src = next(iter(sorted(ewt.glob("en_ewt-ud-train.conllu*"))), None) if ewt.exists() else None
+    if train_src is not None:
+        print(f"mst_parser: training on UD English-EWT from {ewt} (1 epoch)")
+        corpus = Path("corpus/ud_english_ewt")
+        for split, src in (("train", train_src), ("dev", ewt / "en_ewt-ud-dev.conllu")):
+            if not (corpus / f"{split}.spacy").exists():
+                convert_file(src, corpus / f"{split}.spacy", lang="en")
+        config, overrides = Path("configs/mst_parser_ewt.cfg"), {"training.max_epochs": 1}
+    else:
+        print("mst_parser: UD English-EWT not found, training on the embedded sample corpus")
+        for split in ("train", "dev"):
+            convert_file(Path(f"corpus/sample/sample-{split}.conllu"), Path(f"corpus/sample/{split}.spacy"), lang="en")
+        config, overrides = Path("configs/mst_parser_sample.cfg"), {}
+    info = timed_train(config, training, overrides)
+    print(f"trained in {info['seconds'] / 60:.1f} min")
+
+    nlp = spacy.load(training / "model-best")
+    nlp.add_pipe("sentencizer", first=True)
+    doc = nlp(SENTENCES)
+    for sent in doc.sents:
+        print(" ".join(f"{t.text}<-{t.dep_}-{t.head.i - sent.start + 1 if t.head.i != t.i else 0}"
+                       for t in sent))
+    output.mkdir(parents=True, exist_ok=True)
+    html = displacy.render(list(doc.sents), style="dep", page=True)
+    (output / "mst_parser.html").write_text(html, encoding="utf8")
+    print(f"wrote {output / 'mst_parser.html'}")
+
+
+def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
+    import spacy
+    from spacy import displacy
+
+    from .bench.systems import timed_train
+    from .convert.spans_jsonl import convert_file
+
+    genia = data_dir / "genia_nested_ner"
+    if (genia / "train.jsonl.gz").exists() and (genia / "dev.jsonl").exists():
+        print(f"nested_ner: training on GENIA from {genia} (400 steps)")
+        corpus = Path("corpus/genia_nested_ner")
+        for split, name in (("train", "train.jsonl.gz"), ("dev", "dev.jsonl")):
+            if not (corpus / f"{split}.spacy").exists():
+                convert_file(genia / name, corpus / f"{split}.spacy", lang="en")
+        config = Path("configs/nested_ner_genia.cfg")
+        overrides = {"training.max_steps": 400, "training.eval_frequency": 400}
+    else:
+        print("nested_ner: GENIA not found, training on the embedded nested-entity sample")
+        for split in ("train", "dev"):
+            convert_file(Path(f"corpus/sample/sample-nested-{split}.jsonl"),
+                         Path(f"corpus/sample/nested_{split}.spacy"), lang="en")
+        config, overrides = Path("configs/nested_ner_sample.cfg"), {}
+    info = timed_train(config, training, overrides)
+    print(f"trained in {info['seconds'] / 60:.1f} min")
+
+    nlp = spacy.load(training / "model-best")
+    docs = list(nlp.pipe(NESTED_SENTENCES))
+    for doc in docs:
+        print(doc.text)
+        for span in doc.spans["sc"]:
+            print(f"  [{span.label_}] {span.text}")
+    output.mkdir(parents=True, exist_ok=True)
+    html = displacy.render(docs, style="span", options={"spans_key": "sc"}, page=True)
+    (output / "nested_ner.html").write_text(html, encoding="utf8")
+    print(f"wrote {output / 'nested_ner.html'}")
 
 
 def main(argv=None) -> int:
@@ -24,41 +107,12 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--output", type=Path, default=Path("displacy"))
     parser.add_argument("--training", type=Path, default=Path("training/demo"))
+    parser.add_argument("--only", choices=("parse", "nested"), help="run one component's demo")
     args = parser.parse_args(argv)
-
-    import spacy
-    from spacy import displacy
-
-    from .bench.systems import timed_train
-    from .convert.conllu import convert_file
-
-    ewt = args.data_dir / "ud_english_ewt"
-    train_src = next(iter(sorted(ewt.glob("en_ewt-ud-train.conllu*"))), None) if ewt.exists() else None
-    if train_src is not None:
-        print(f"training on UD English-EWT from {ewt} (1 epoch)")
-        corpus = Path("corpus/ud_english_ewt")
-        for split, src in (("train", train_src), ("dev", ewt / "en_ewt-ud-dev.conllu")):
-            if not (corpus / f"{split}.spacy").exists():
-                convert_file(src, corpus / f"{split}.spacy", lang="en")
-        config, overrides = Path("configs/mst_parser_ewt.cfg"), {"training.max_epochs": 1}
-    else:
-        print("UD English-EWT not found: training on the embedded sample corpus")
-        for split in ("train", "dev"):
-            convert_file(Path(f"corpus/sample/sample-{split}.conllu"), Path(f"corpus/sample/{split}.spacy"), lang="en")
-        config, overrides = Path("configs/mst_parser_sample.cfg"), {}
-    info = timed_train(config, args.training, overrides)
-    print(f"trained in {info['seconds'] / 60:.1f} min")
-
-    nlp = spacy.load(args.training / "model-best")
-    nlp.add_pipe("sentencizer", first=True)
-    doc = nlp(SENTENCES)
-    for sent in doc.sents:
-        print(" ".join(f"{t.text}<-{t.dep_}-{t.head.i - sent.start + 1 if t.head.i != t.i else 0}"
-                       for t in sent))
-    args.output.mkdir(parents=True, exist_ok=True)
-    html = displacy.render(list(doc.sents), style="dep", page=True)
-    (args.output / "mst_parser.html").write_text(html, encoding="utf8")
-    print(f"wrote {args.output / 'mst_parser.html'}")
+    if args.only in (None, "parse"):
+        demo_parse(args.data_dir, args.output, args.training / "mst_parser")
+    if args.only in (None, "nested"):
+        demo_nested(args.data_dir, args.output, args.training / "nested_ner")
     return 0
 
 
