@@ -198,3 +198,19 @@ def test_genia_dev_converts_with_its_published_counts(tmp_path):
     assert report.spans == 4714 and report.crossing == 0 and report.duplicates == 0
     assert report.nested == 444   # the corpus README's count of entities inside another
     assert sorted(report.labels) == ["DNA", "RNA", "cell_line", "cell_type", "protein"]
+
+
+def test_initializing_again_keeps_the_label_set_or_says_why_not():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("nested_ner", config={"model": SMALL_MODEL})
+    examples = _examples(nlp, limit=20)
+    nlp.initialize(lambda: examples)
+    ner = nlp.get_pipe("nested_ner")
+    assert set(ner.labels) == {"DNA", "RNA", "cell_line", "cell_type", "protein"}
+    with pytest.raises(ValueError, match="already initialized"):
+        ner.add_label("virus")
+    nlp.initialize(lambda: examples)       # same labels: initializes again
+    assert len(ner.labels) == 5
+    with pytest.raises(ValueError, match="cannot be resized to 2"):
+        ner.initialize(lambda: examples, nlp=nlp, labels=["DNA", "protein"])
+    assert len(ner.labels) == 5

@@ -358,10 +358,18 @@ class NestedNER(TrainablePipe):
                 f"nested_ner: found no spans under doc.spans[{self.spans_key!r}] in the "
                 f"training examples; set spans_key to the key your corpus uses"
             )
-        self.cfg["labels"] = []
         for label in found:
-            self.add_label(label)
-        self.model.set_dim("nO", len(self.labels))
+            if not isinstance(label, str) or not label:
+                raise ValueError(f"nested_ner: a label must be a non-empty string, got {label!r}")
+        found = list(dict.fromkeys(found))
+        if self.model.has_param("U") and self.model.get_dim("nO") != len(found):
+            raise ValueError(
+                f"nested_ner: the component is already initialized with "
+                f"{self.model.get_dim('nO')} labels and cannot be resized to {len(found)}; "
+                f"add a new nested_ner component for the new label set"
+            )
+        self.cfg["labels"] = found
+        self.model.set_dim("nO", len(found))
         sample = [eg.predicted for eg in islice(get_examples(), 10)]
         self.model.initialize(X=self._batch(sample))
 
