@@ -8,7 +8,7 @@ python -m spacy_struct.demo --data-dir ../shared/data --output displacy [--only 
   displaCy dependency page is written (mst_parser.html).
 - nested: with GENIA in the data directory, nested_ner trains on it for a
   short budget (400 steps); otherwise on the embedded nested-entity sample.
-  It tags a few raw sentences, and displaCy's span style, which draws nested
+  It tags a few sentences (given as tokens, as GENIA tokenizes), and displaCy's span style, which draws nested
   spans, renders them (nested_ner.html).
 """
 from __future__ import annotations
@@ -17,10 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
+# Given as tokens, the way GENIA tokenizes: hyphenated names stay whole
+# ("NF-kappa", "TNF-alpha"), where spaCy's English tokenizer would split them.
 NESTED_SENTENCES = (
-    "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells.",
-    "We detected TNF-alpha mRNA in human monocytes after stimulation.",
-    "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
+    "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells .",
+    "We detected TNF-alpha mRNA in human monocytes after stimulation .",
+    "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells .",
 )
 
 SENTENCES = (
@@ -90,8 +92,10 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     info = timed_train(config, training, overrides)
     print(f"trained in {info['seconds'] / 60:.1f} min")
 
+    from spacy.tokens import Doc
+
     nlp = spacy.load(training / "model-best")
-    docs = list(nlp.pipe(NESTED_SENTENCES))
+    docs = list(nlp.pipe(Doc(nlp.vocab, words=s.split()) for s in NESTED_SENTENCES))
     for doc in docs:
         print(doc.text)
         for span in doc.spans["sc"]:
