@@ -31,7 +31,7 @@ from ..layers import BiLSTM
 # widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
 _WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)
 N_WIDTH_BUCKETS = len(_WIDTH_EDGES)
-_bucket_cache: Dict[int, np.ndarray] = {}
+_grid_cache: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
 
 
 @dataclass
@@ -44,12 +44,22 @@ class SpanBatch:
 
 def width_buckets(n: int) -> np.ndarray:
     """(n, n) bucket id of span (i, j) by its width j - i + 1 (0 where j < i)."""
-    got = _bucket_cache.get(n)
+    return _span_grid(n)[0]
+
+
+def _upper(n: int) -> np.ndarray:
+    """(n, n, 1) float32 mask: 1 where j >= i (a span), 0 below the diagonal."""
+    return _span_grid(n)[1]
+
+
+def _span_grid(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    got = _grid_cache.get(n)
     if got is None:
         width = np.arange(n)[None, :] - np.arange(n)[:, None] + 1
-        got = np.maximum(np.digitize(np.maximum(width, 1), _WIDTH_EDGES) - 1, 0).astype(np.int64)
+        buckets = np.maximum(np.digitize(np.maximum(width, 1), _WIDTH_EDGES) - 1, 0).astype(np.int64)
+        got = (buckets, (width >= 1).astype(np.float32)[:, :, None])
         if n <= 256:
-            _bucket_cache[n] = got
+            _grid_cache[n] = got
     return got
 
 
@@ -162,7 +172,7 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
         S = (T @ E1[lo:hi].T).reshape(n, L, n).transpose(0, 2, 1)
         prefix = np.concatenate([np.zeros((1, L), np.float32), np.cumsum(word_scores[lo:hi], axis=0)])
         S = S + (prefix[1:][None, :, :] - prefix[:-1][:, None, :]) + Wd[width_buckets(n)]
-        S *= np.triu(np.ones((n, n), dtype=np.float32))[:, :, None]
+        S *= _upper(n)
         outputs.append(np.ascontiguousarray(S, dtype=np.float32))
 
     def backprop(d_scores: List[np.ndarray]):
@@ -174,7 +184,7 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
             if n == 0:
                 continue
             lo, hi = offsets[i], offsets[i + 1]
-            dS = d_scores[i].astype(np.float32, copy=False) * np.triu(np.ones((n, n), np.float32))[:, :, None]
+            dS = d_scores[i].astype(np.float32, copy=False) * _upper(n)
             dS_t = np.ascontiguousarray(dS.transpose(0, 2, 1)).reshape(n * L, n)  # [i*L + l, j]
             T = T_all[lo:hi].reshape(n * L, h + 1)
             d_T_all[lo:hi] = (dS_t @ E1[lo:hi]).reshape(n, L * (h + 1))
