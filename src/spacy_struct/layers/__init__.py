@@ -1,4 +1,5 @@
 """thinc layers shared by the scorers of several components."""
 from .bilstm import BiLSTM
+from .encoder import initialize_encoder
 
-__all__ = ["BiLSTM"]
+__all__ = ["BiLSTM", "initialize_encoder"]

@@ -22,7 +22,7 @@ import numpy as np
 from spacy.util import registry
 from thinc.api import Model
 
-from ..layers import BiLSTM
+from ..layers import BiLSTM, initialize_encoder
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
 from .edge_labeler import build_edge_labeler, size_edge_labeler
 
@@ -94,18 +94,7 @@ def build_biaffine_arc_scorer(
 
 
 def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
-    tok2vec = model.get_ref("tok2vec")
-    if X is not None:
-        tok2vec.initialize(X=X.docs)
-    else:
-        tok2vec.initialize()
-    width = tok2vec.get_dim("nO")
-    if model.has_ref("context"):
-        context = model.get_ref("context")
-        context.set_dim("nI", width)
-        context.initialize()
-        width = context.get_dim("nO")
-    model.set_dim("nI", width)
+    width = initialize_encoder(model, X.docs if X is not None else None)
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
     rng = np.random.default_rng(0)
     n_out = 2 * a + 2 * k

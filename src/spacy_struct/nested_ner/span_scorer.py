@@ -26,7 +26,7 @@ import numpy as np
 from spacy.util import registry
 from thinc.api import Model
 
-from ..layers import BiLSTM
+from ..layers import BiLSTM, initialize_encoder
 
 # widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
 _WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)
@@ -108,18 +108,7 @@ def build_span_scorer(
 
 
 def _init(model: Model, X: SpanBatch | None = None, Y=None) -> Model:
-    tok2vec = model.get_ref("tok2vec")
-    if X is not None:
-        tok2vec.initialize(X=X.docs)
-    else:
-        tok2vec.initialize()
-    width = tok2vec.get_dim("nO")
-    if model.has_ref("context"):
-        context = model.get_ref("context")
-        context.set_dim("nI", width)
-        context.initialize()
-        width = context.get_dim("nO")
-    model.set_dim("nI", width)
+    width = initialize_encoder(model, X.docs if X is not None else None)
     if not model.has_dim("nO") or model.get_dim("nO") is None:
         raise ValueError("SpanScorer: the number of labels (nO) must be set before initializing")
     h, L = model.get_dim("hidden_width"), model.get_dim("nO")
