@@ -9,6 +9,7 @@ from spacy.training import Example
 from thinc.api import Model
 
 from brute_force_trees import _projective, all_trees, log_partition
+from grad_check import check_param_gradient
 from spacy_struct.mst_parser import losses
 from spacy_struct.mst_parser._edge_features import edge_grads, edge_scores
 from spacy_struct.mst_parser.arc_scorer import build_biaffine_arc_scorer
@@ -198,18 +199,7 @@ def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "dist
         node, name = name if isinstance(name, tuple) else (model, name)
         if not node.has_param(name):
             continue
-        p = node.get_param(name)
-        g = node.get_grad(name)
-        direction = rng.normal(size=p.shape).astype(np.float32)
-        eps = 1e-3
-        node.set_param(name, (p + eps * direction).astype(np.float32))
-        up = f()
-        node.set_param(name, (p - eps * direction).astype(np.float32))
-        down = f()
-        node.set_param(name, p)
-        numeric = (up - down) / (2 * eps)
-        analytic = float((g * direction).sum())
-        assert analytic == pytest.approx(numeric, rel=2e-2, abs=1e-2), name
+        check_param_gradient(node, name, f, rng, rel=2e-2)
         checked += 1
     return checked
 

@@ -9,6 +9,7 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
+from grad_check import check_param_gradient
 from brute_force_spans import brute_log_partition, enumerate_structures
 from spacy_struct.convert.spans_jsonl import (
     SpansJSONLError,
@@ -70,18 +71,8 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
         lstm = next(node for node in model.walk() if node.name == "bilstm")
         names += [(lstm, p) for p in lstm.param_names]
     for node, name in names:
-        p = node.get_param(name)
-        g = node.get_grad(name)
-        direction = rng.normal(size=p.shape).astype(np.float32)
-        eps = 1e-3
-        node.set_param(name, (p + eps * direction).astype(np.float32))
-        up = f()
-        node.set_param(name, (p - eps * direction).astype(np.float32))
-        down = f()
-        node.set_param(name, p)
-        numeric = (up - down) / (2 * eps)
         # ReLU kinks and float32 leave a few percent of noise; a wrong term is far off
-        assert float((g * direction).sum()) == pytest.approx(numeric, rel=5e-2, abs=1e-2), name
+        check_param_gradient(node, name, f, rng, rel=5e-2)
 
 
 def test_span_scorer_content_term_sums_the_covered_words():

@@ -4,3 +4,13 @@ Each converter keeps the corpus's own tokenization and reports everything it
 could not carry over, with counts and the reason, so nothing is dropped
 silently.
 """
+import gzip
+from pathlib import Path
+from typing import TextIO
+
+
+def open_text(path: Path) -> TextIO:
+    """A corpus file for reading as UTF-8 text, gzipped when it ends in .gz."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf8")
+    return open(path, encoding="utf8")

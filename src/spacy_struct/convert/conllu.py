@@ -15,14 +15,14 @@ line number.
 """
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, TextIO
+from typing import Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 
 from ..structs.dependency import check_heads
+from . import open_text
 
 
 class CoNLLUError(ValueError):
@@ -73,17 +73,11 @@ class Report:
         return out
 
 
-def _open(path: Path) -> TextIO:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf8")
-    return open(path, encoding="utf8")
-
-
 def read_conllu(path: Path | str, report: Optional[Report] = None) -> Iterator[Sentence]:
     """Yield the sentences of a CoNLL-U file (plain or .gz), validated as trees."""
     path = Path(path)
     report = report if report is not None else Report()
-    with _open(path) as f:
+    with open_text(path) as f:
         yield from _parse(f, str(path), report)
 
 

@@ -21,13 +21,14 @@ either way the report counts them. A span that carries two labels is kept with b
 """
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, TextIO, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
+
+from . import open_text
 
 CROSSING_POLICIES = ("drop", "keep")
 
@@ -88,12 +89,6 @@ class Report:
         return out
 
 
-def _open(path: Path) -> TextIO:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf8")
-    return open(path, encoding="utf8")
-
-
 def read_spans_jsonl(
     path: Path | str, report: Optional[Report] = None, crossing: str = "drop"
 ) -> Iterator[Sentence]:
@@ -102,7 +97,7 @@ def read_spans_jsonl(
         raise ValueError(f"crossing must be one of {CROSSING_POLICIES}, got {crossing!r}")
     path = Path(path)
     report = report if report is not None else Report()
-    with _open(path) as f:
+    with open_text(path) as f:
         for lineno, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue

@@ -6,6 +6,20 @@ from typing import Optional, Sequence
 
 from thinc.api import Model
 
+# The tok2vec a component gets when its config names none: spaCy's
+# efficiency-config CNN, appended to each scorer's default config.
+DEFAULT_TOK2VEC_CONFIG = """
+[model.tok2vec]
+@architectures = "spacy.HashEmbedCNN.v2"
+pretrained_vectors = null
+width = 96
+depth = 4
+embed_size = 2000
+window_size = 1
+maxout_pieces = 3
+subword_features = true
+"""
+
 
 def initialize_encoder(model: Model, docs: Optional[Sequence] = None) -> int:
     """Initialize the scorer's tok2vec and context layers; return the width

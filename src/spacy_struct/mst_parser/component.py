@@ -22,6 +22,7 @@ from ..structs import dependency
 from ..structs._arrays import NoLegalStructureError
 from .batch import ParseBatch, ParseScores
 from .losses import DECODERS, LOSSES, decode, get_loss_function
+from ..layers import DEFAULT_TOK2VEC_CONFIG
 from ..sentences import ranges_from_starts, sentence_ranges
 
 ROOT_LABEL = "ROOT"
@@ -35,17 +36,8 @@ label_width = 64
 dropout = 0.33
 context_width = 256
 context_depth = 1
-
-[model.tok2vec]
-@architectures = "spacy.HashEmbedCNN.v2"
-pretrained_vectors = null
-width = 96
-depth = 4
-embed_size = 2000
-window_size = 1
-maxout_pieces = 3
-subword_features = true
 """
+    + DEFAULT_TOK2VEC_CONFIG
 )["model"]
 
 

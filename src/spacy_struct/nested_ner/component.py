@@ -24,6 +24,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..convert.spans_jsonl import crosses
+from ..layers import DEFAULT_TOK2VEC_CONFIG
 from ..sentences import sentence_ranges
 from ..structs import spans as span_structs
 from .losses import LOSSES, get_loss_function
@@ -37,17 +38,8 @@ hidden_width = 150
 dropout = 0.33
 context_width = 256
 context_depth = 1
-
-[model.tok2vec]
-@architectures = "spacy.HashEmbedCNN.v2"
-pretrained_vectors = null
-width = 96
-depth = 4
-embed_size = 2000
-window_size = 1
-maxout_pieces = 3
-subword_features = true
 """
+    + DEFAULT_TOK2VEC_CONFIG
 )["model"]
 
 
