@@ -288,6 +288,12 @@ def test_edge_labeler_gradients_match_finite_differences():
             args_m = (minus, heads_side) if which == 0 else (deps, minus)
             numeric = (f(*args_p) - f(*args_m)) / (2 * eps)
             assert float((grads[i] * direction).sum()) == pytest.approx(numeric, rel=2e-2, abs=1e-2)
+    for name in labeler.param_names:
+        labeler.set_grad(name, np.zeros_like(labeler.get_param(name)))
+    _, backprop = labeler((deps, heads_side, heads), is_train=True)
+    backprop([r.astype(np.float32) for r in R])
+    for name in ("V", "W", "b"):
+        check_param_gradient(labeler, name, lambda: f(deps, heads_side), rng, rel=2e-2)
 
 
 def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():

@@ -30,20 +30,22 @@ def _small_tok2vec():
 
 
 # ---------------------------------------------------------------- span scorer
-def _scorer_batch(context_width: int, seed: int):
+def _scorer_batch(context_width: int, seed: int, attention: bool = True):
     from thinc.api import fix_random_seed
 
     fix_random_seed(seed)
     nlp = spacy.blank("en")
     model = build_span_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
-                              context_width=context_width, context_depth=1)
+                              context_width=context_width, context_depth=1,
+                              attention=attention)
     model.set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="IL-2 gene expression in T cells".split()),
             Doc(nlp.vocab, words=["NF-kappa", "B"])]
     batch = SpanBatch(docs, [(0, 0, 6), (1, 0, 2), (0, 3, 5)])
     model.initialize(X=batch)
     rng = np.random.default_rng(seed)
-    for name in ("U", "width", "content"):  # zero-initialised: make them matter
+    zeroed = ("U", "width", "content") + (("attend", "pooled") if attention else ())
+    for name in zeroed:  # zero-initialised: make them matter
         model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
     return model, batch
 
@@ -66,7 +68,7 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
         o, _ = model(batch, is_train=False)
         return sum(float((a * r).sum()) for a, r in zip(o, R))
 
-    names = [(model, n) for n in ("W", "b", "U", "width", "content")]
+    names = [(model, n) for n in ("W", "b", "U", "width", "content", "attend", "pooled")]
     if context_width:
         lstm = next(node for node in model.walk() if node.name == "bilstm")
         names += [(lstm, p) for p in lstm.param_names]
@@ -76,7 +78,7 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
 
 
 def test_span_scorer_content_term_sums_the_covered_words():
-    model, batch = _scorer_batch(0, 3)
+    model, batch = _scorer_batch(0, 3, attention=False)
     for name in ("U", "width"):
         model.set_param(name, np.zeros_like(model.get_param(name)))
     out, _ = model(batch, is_train=False)
@@ -87,6 +89,36 @@ def test_span_scorer_content_term_sums_the_covered_words():
             np.testing.assert_allclose(S[i, j], S[np.arange(i, j + 1), np.arange(i, j + 1)].sum(0), rtol=1e-4, atol=1e-5)
         for j in range(i):
             assert (S[i, j] == 0).all()
+
+
+def test_span_scorer_attention_term_is_a_softmax_weighted_mean_of_the_covered_words():
+    model, batch = _scorer_batch(0, 4)
+    for name in ("U", "width", "content"):
+        model.set_param(name, np.zeros_like(model.get_param(name)))
+    out, _ = model(batch, is_train=False)
+    tokvecs = model.get_ref("tok2vec").predict(batch.docs)[0]
+    relevance = tokvecs @ model.get_param("attend")
+    values = tokvecs @ model.get_param("pooled")
+    for i in range(6):
+        for j in range(i, 6):
+            w = np.exp(relevance[i:j + 1] - relevance[i:j + 1].max(0))
+            expected = (w * values[i:j + 1]).sum(0) / w.sum(0)
+            np.testing.assert_allclose(out[0][i, j], expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_attention_mean_keeps_precision_after_a_dominant_word(seed):
+    from spacy_struct.nested_ner.span_scorer import _attention_mean
+
+    rng = np.random.default_rng(seed)
+    relevance = rng.normal(size=(7, 2)) - 25.0
+    relevance[0] = 28.0  # word 0 outweighs the rest by e^53
+    values = rng.normal(size=(7, 2))
+    mean, _ = _attention_mean(relevance, values)
+    for i in range(1, 7):
+        for j in range(i, 7):
+            w = np.exp(relevance[i:j + 1] - relevance[i:j + 1].max(0))
+            np.testing.assert_allclose(mean[i, j], (w * values[i:j + 1]).sum(0) / w.sum(0), rtol=1e-9)
 
 
 def test_width_buckets_separate_short_widths_and_group_long_ones():

@@ -38,6 +38,7 @@ hidden_width = 150
 dropout = 0.33
 context_width = 256
 context_depth = 1
+attention = true
 """
     + DEFAULT_TOK2VEC_CONFIG
 )["model"]

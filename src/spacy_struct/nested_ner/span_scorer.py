@@ -10,7 +10,12 @@ gets the sum of three terms:
   a bias per label;
 - width: a learned bias per label and bucketed width;
 - content: the sum over the covered words of a per-label score of each word,
-  read off prefix sums, so it costs O(n^2 L) and has no length limit.
+  read off prefix sums, so it costs O(n^2 L) and has no length limit; and
+  (`attention`) a weighted mean of a second per-label word score, the
+  weights a softmax over the span's words of a per-label relevance (a span's
+  head word, as in Lee et al. 2017's span heads). A sum grows with the
+  length of the span, a mean does not: the two tell "many words of this
+  type" from "a typical word of this type".
 
 Every span of every length is scored: O(n^2 L) scores per sentence of n
 words, all from O(n) vectors, so a 100-word sentence costs no more than a
@@ -70,6 +75,7 @@ def build_span_scorer(
     dropout: float = 0.33,
     context_width: int = 256,
     context_depth: int = 1,
+    attention: bool = True,
 ) -> Model[SpanBatch, List[np.ndarray]]:
     """Scores of every span and label over a tok2vec sublayer.
 
@@ -81,6 +87,7 @@ def build_span_scorer(
     context_width: output width of a BiLSTM (half per direction) over each
         sentence before scoring; 0 for none.
     context_depth: its number of layers.
+    attention: add the attention-pooled content term.
     Output: per sentence an (n, n, L) float32 array, [i, j, l] the score of
     words i..j (inclusive) as label l; entries with j < i are 0.
     """
@@ -92,6 +99,9 @@ def build_span_scorer(
         raise ValueError(f"context_depth must be at least 1, not {context_depth}")
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"dropout must be in [0, 1), not {dropout}")
+    params = {"W": None, "b": None, "U": None, "width": None, "content": None}
+    if attention:
+        params.update(attend=None, pooled=None)
     refs = {"tok2vec": tok2vec}
     if context_width:
         refs["context"] = BiLSTM(context_width, depth=context_depth, dropout=dropout)
@@ -102,8 +112,8 @@ def build_span_scorer(
         layers=list(refs.values()),
         refs=refs,
         dims={"nI": None, "nO": None, "hidden_width": hidden_width},
-        params={"W": None, "b": None, "U": None, "width": None, "content": None},
-        attrs={"scorer_dropout": dropout},
+        params=params,
+        attrs={"scorer_dropout": dropout, "attention": bool(attention)},
     )
 
 
@@ -119,7 +129,51 @@ def _init(model: Model, X: SpanBatch | None = None, Y=None) -> Model:
     model.set_param("U", np.zeros((h + 1, L, h + 1), dtype=np.float32))
     model.set_param("width", np.zeros((N_WIDTH_BUCKETS, L), dtype=np.float32))
     model.set_param("content", np.zeros((width, L), dtype=np.float32))
+    if model.attrs["attention"]:
+        model.set_param("attend", np.zeros((width, L), dtype=np.float32))
+        model.set_param("pooled", np.zeros((width, L), dtype=np.float32))
     return model
+
+
+def _inside_sums(dS: np.ndarray) -> np.ndarray:
+    """(n, L): for each word t, the sum of dS[i, j] over the spans i <= t <= j."""
+    n = dS.shape[0]
+    inside = np.cumsum(np.cumsum(dS, axis=0)[:, ::-1], axis=1)[:, ::-1]
+    return inside[np.arange(n), np.arange(n)]
+
+
+_MAX_RELEVANCE = 30.0  # |relevance| is clipped here, so exp() stays finite in float64
+
+
+def _attention_mean(relevance: np.ndarray, values: np.ndarray):
+    """Per-label softmax-weighted mean of `values` over every span.
+
+    relevance, values: (n, L). Returns (n, n, L) float64 ([i, j, l] for
+    j >= i, 0 below the diagonal) and a backprop to (d_relevance, d_values).
+    The sums run from each start forward (no prefix differences), so a span
+    of low-weight words after a high-weight one loses no precision.
+    """
+    n, L = values.shape
+    if n == 0:
+        return np.zeros((0, 0, L)), lambda d_mean: (np.zeros((0, L)), np.zeros((0, L)))
+    a = np.clip(relevance.astype(np.float64), -_MAX_RELEVANCE, _MAX_RELEVANCE)
+    weight = np.exp(a - a.max(axis=0, keepdims=True))            # (n, L), in (0, 1]
+    upper = np.triu(np.ones((n, n)))[:, :, None]                 # [i, k] = k >= i
+    num = np.cumsum(upper * (weight * values)[None], axis=1)     # [i, j] = sum_{k=i..j}
+    den = np.cumsum(upper * weight[None], axis=1)
+    den = np.where(upper > 0, den, 1.0)
+    mean = num / den * upper
+
+    def backprop(d_mean: np.ndarray):
+        d_num = d_mean * upper / den
+        d_den = -d_num * mean
+        d_weighted = _inside_sums(d_num)                         # d(weight * values)
+        d_weight = d_weighted * values + _inside_sums(d_den)
+        d_values = d_weighted * weight
+        d_relevance = d_weight * weight * (np.abs(relevance) < _MAX_RELEVANCE)
+        return d_relevance, d_values
+
+    return mean, backprop
 
 
 def _forward(model: Model, batch: SpanBatch, is_train: bool):
@@ -153,6 +207,11 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
     E1 = np.concatenate([act[:, h:], ones], axis=1)  # end views
     T_all = S1 @ U2                                  # (N, L * (h + 1))
     word_scores = X @ Wc                             # (N, L) content term per word
+    attention = model.attrs["attention"]
+    if attention:
+        Wa, Wp = model.get_param("attend"), model.get_param("pooled")
+        relevance, values = X @ Wa, X @ Wp           # (N, L) each
+        attention_bps = []
 
     outputs = []
     for i, n in enumerate(sizes):
@@ -161,6 +220,10 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
         S = (T @ E1[lo:hi].T).reshape(n, L, n).transpose(0, 2, 1)
         prefix = np.concatenate([np.zeros((1, L), np.float32), np.cumsum(word_scores[lo:hi], axis=0)])
         S = S + (prefix[1:][None, :, :] - prefix[:-1][:, None, :]) + Wd[width_buckets(n)]
+        if attention:
+            mean, bp_mean = _attention_mean(relevance[lo:hi], values[lo:hi])
+            S = S + mean
+            attention_bps.append(bp_mean)
         S *= _upper(n)
         outputs.append(np.ascontiguousarray(S, dtype=np.float32))
 
@@ -169,7 +232,12 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
         d_E1 = np.zeros_like(E1)
         d_words = np.zeros_like(word_scores)
         d_Wd = np.zeros_like(Wd)
+        if attention:
+            d_relevance = np.zeros_like(relevance)
+            d_values = np.zeros_like(values)
         for i, n in enumerate(sizes):
+            if attention:
+                bp_mean = attention_bps[i]
             if n == 0:
                 continue
             lo, hi = offsets[i], offsets[i + 1]
@@ -182,9 +250,9 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
                 [np.bincount(width_buckets(n).ravel(), weights=dS[:, :, l].ravel(),
                              minlength=N_WIDTH_BUCKETS) for l in range(L)], axis=1
             ).astype(np.float32)
-            # word t is in span (i, j) iff i <= t <= j
-            inside = np.cumsum(np.cumsum(dS, axis=0)[:, ::-1], axis=1)[:, ::-1]
-            d_words[lo:hi] = inside[np.arange(n), np.arange(n)]
+            d_words[lo:hi] = _inside_sums(dS)  # word t is in span (i, j) iff i <= t <= j
+            if attention:
+                d_relevance[lo:hi], d_values[lo:hi] = bp_mean(dS)
         model.inc_grad("U", (S1.T @ d_T_all).reshape(U.shape))
         model.inc_grad("width", d_Wd)
         model.inc_grad("content", X.T @ d_words)
@@ -196,6 +264,10 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
         dX = d_pre @ W.T + d_words @ Wc.T
+        if attention:
+            model.inc_grad("attend", X.T @ d_relevance)
+            model.inc_grad("pooled", X.T @ d_values)
+            dX += d_relevance @ Wa.T + d_values @ Wp.T
         d_sents = [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
         if model.has_ref("context"):
             d_sents = bp_context(d_sents)
