@@ -158,7 +158,7 @@ def _attention_mean(relevance: np.ndarray, values: np.ndarray):
         return np.zeros((0, 0, L)), lambda d_mean: (np.zeros((0, L)), np.zeros((0, L)))
     a = np.clip(relevance.astype(np.float64), -_MAX_RELEVANCE, _MAX_RELEVANCE)
     weight = np.exp(a - a.max(axis=0, keepdims=True))            # (n, L), in (0, 1]
-    upper = np.triu(np.ones((n, n)))[:, :, None]                 # [i, k] = k >= i
+    upper = _upper(n)                                            # [i, k] = k >= i, cached
     num = np.cumsum(upper * (weight * values)[None], axis=1)     # [i, j] = sum_{k=i..j}
     den = np.cumsum(upper * weight[None], axis=1)
     den = np.where(upper > 0, den, 1.0)
