@@ -48,6 +48,15 @@ def _cut_at_punctuation(doc, start: int, end: int, limit: int) -> List[Range]:
     return out
 
 
+def check_sentence_limits(owner: str, max_unsegmented_length: object, max_sentence_length: object) -> None:
+    """A clear error from the component `owner` for a limit that is not a
+    positive integer (both components take these two settings)."""
+    for key, value in (("max_unsegmented_length", max_unsegmented_length),
+                       ("max_sentence_length", max_sentence_length)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{owner}: {key} must be a positive integer, got {value!r}")
+
+
 def sentence_ranges(doc, max_unsegmented_length: int, max_sentence_length: int) -> List[Range]:
     """Token ranges [start, end) to parse, covering the Doc in order."""
     n = len(doc)

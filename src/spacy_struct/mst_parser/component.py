@@ -23,7 +23,7 @@ from ..structs._arrays import NoLegalStructureError
 from .batch import ParseBatch, ParseScores
 from .losses import DECODERS, LOSSES, decode, get_loss_function
 from ..layers import DEFAULT_TOK2VEC_CONFIG
-from ..sentences import ranges_from_starts, sentence_ranges
+from ..sentences import check_sentence_limits, ranges_from_starts, sentence_ranges
 
 ROOT_LABEL = "ROOT"
 
@@ -121,10 +121,7 @@ class MSTParser(TrainablePipe):
             raise ValueError(f"mst_parser: loss must be one of {LOSSES}, got {loss!r}")
         if not np.isfinite(margin_cost) or margin_cost < 0:
             raise ValueError(f"mst_parser: margin_cost must be >= 0, got {margin_cost!r}")
-        for key, value in (("max_unsegmented_length", max_unsegmented_length),
-                           ("max_sentence_length", max_sentence_length)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"mst_parser: {key} must be a positive integer, got {value!r}")
+        check_sentence_limits("mst_parser", max_unsegmented_length, max_sentence_length)
         self.vocab = vocab
         self.model = model
         self.name = name

@@ -25,7 +25,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..convert.spans_jsonl import crosses
 from ..layers import DEFAULT_TOK2VEC_CONFIG
-from ..sentences import sentence_ranges
+from ..sentences import check_sentence_limits, sentence_ranges
 from ..structs import spans as span_structs
 from .losses import LOSSES, get_loss_function
 from .span_scorer import SpanBatch
@@ -123,10 +123,7 @@ class NestedNER(TrainablePipe):
             raise ValueError(f"nested_ner: margin_cost must be >= 0, got {margin_cost!r}")
         if not isinstance(max_width, int) or max_width < 0:
             raise ValueError(f"nested_ner: max_width must be 0 (no limit) or positive, got {max_width!r}")
-        for key, value in (("max_unsegmented_length", max_unsegmented_length),
-                           ("max_sentence_length", max_sentence_length)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"nested_ner: {key} must be a positive integer, got {value!r}")
+        check_sentence_limits("nested_ner", max_unsegmented_length, max_sentence_length)
         self.vocab = vocab
         self.model = model
         self.name = name
