@@ -263,3 +263,21 @@ def test_parse_benchmark_specs_are_checked(tmp_path):
         parse_spec(f"spaCy, min_action_freq=1={tmp_path}")
     with pytest.raises(ValueError, match="unknown option"):
         parse_spec(f"x={tmp_path},beam=4")
+
+
+def test_parameter_averaging_reaches_the_scorer_and_the_labeler(sample_sentences):
+    from averaging import check_parameter_averaging
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": {**SMALL_MODEL, "context_width": 16}})
+    examples = examples_from(sample_sentences[:48], nlp.vocab)
+    docs = [eg.reference for eg in examples[:8]]
+
+    def outputs(nlp):
+        pipe = nlp.get_pipe("mst_parser")
+        scores = pipe.model.predict(pipe._batch(docs, [pipe._ranges(doc) for doc in docs]))
+        heads = [np.maximum(heads_of(sent), 0) for doc in docs for sent in doc.sents]
+        labels = pipe.model.get_ref("labeler").predict((scores.label_dep, scores.label_head, heads))
+        return np.concatenate([s.ravel() for s in [*scores.arcs, *labels]])
+
+    check_parameter_averaging(nlp, "mst_parser", examples, outputs)

@@ -214,3 +214,19 @@ def test_initializing_again_keeps_the_label_set_or_says_why_not():
     with pytest.raises(ValueError, match="cannot be resized to 2"):
         ner.initialize(lambda: examples, nlp=nlp, labels=["DNA", "protein"])
     assert len(ner.labels) == 5
+
+
+def test_parameter_averaging_reaches_every_span_scorer_parameter():
+    from averaging import check_parameter_averaging
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("nested_ner", config={"model": SMALL_MODEL})
+    examples = _examples(nlp, limit=48)
+    docs = [eg.reference for eg in examples[:8]]
+
+    def outputs(nlp):
+        pipe = nlp.get_pipe("nested_ner")
+        return np.concatenate([s.ravel() for s in pipe.model.predict(pipe._batch(docs))])
+
+    check_parameter_averaging(nlp, "nested_ner", examples, outputs)
+
