@@ -184,6 +184,22 @@ def test_context_layer_trains_and_round_trips(sample_sentences, dev_sentences, t
     assert [[(t.head.i, t.dep_) for t in d] for d in loaded.pipe(texts)] == expected
 
 
+def test_character_encoder_widens_the_scorer_input_and_round_trips(sample_sentences, dev_sentences, tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, characters=24)})
+    losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=6)
+    assert losses[-1] < 0.2 * losses[0]
+    # the tok2vec (48) and the character encoder (24) side by side
+    assert nlp.get_pipe("mst_parser").model.get_dim("nI") == 48 + 24
+    texts = [" ".join(s.words) for s in dev_sentences[:10]]
+    expected = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert [[(t.head.i, t.dep_) for t in d] for d in loaded.pipe(texts)] == expected
+    with pytest.raises(ValueError, match="characters"):
+        spacy.blank("en").add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, characters=-1)})
+
+
 def test_bad_configuration_is_refused():
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="decoder must be one of"):

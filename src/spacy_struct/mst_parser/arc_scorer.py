@@ -13,14 +13,20 @@ of the sentence context a transition parser reads off its stack and buffer.
 `context_width` adds a bidirectional LSTM over each sentence, between the
 tok2vec output and the views. It lives inside the scorer: a shared `tok2vec` component stays exactly
 what the other components (and a baseline parser) see.
+
+In an inflected language a word's function is written in its ending (case
+decides subject, object or oblique), and a shared tok2vec sees only a few
+hashed affixes. `characters` adds a character encoder of the scorer's own
+next to the tok2vec vectors, again leaving the shared component as it is.
 """
 from __future__ import annotations
 
 from typing import Dict, List
 
 import numpy as np
+from spacy.ml.models.tok2vec import CharacterEmbed
 from spacy.util import registry
-from thinc.api import Model
+from thinc.api import Model, concatenate
 
 from ..layers import BiLSTM, initialize_encoder
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
@@ -57,6 +63,7 @@ def build_biaffine_arc_scorer(
     dropout: float = 0.33,
     context_width: int = 256,
     context_depth: int = 1,
+    characters: int = 0,
 ) -> Model[ParseBatch, ParseScores]:
     """Biaffine arc scores over a tok2vec sublayer, with an edge labeler.
 
@@ -70,11 +77,20 @@ def build_biaffine_arc_scorer(
     context_width: output width of a BiLSTM (half per direction) run over
         the tok2vec vectors of each sentence before scoring; 0 for none.
     context_depth: its number of layers.
+    characters: width of a character encoder of the scorer's own (spaCy's
+        CharacterEmbed: the first and last four bytes of each word and its
+        lowercase form), concatenated to the tok2vec vectors; 0 for none.
     """
     if context_width < 0 or context_width % 2:
         raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
     if context_width and context_depth < 1:
         raise ValueError(f"context_depth must be at least 1, not {context_depth}")
+    if characters < 0:
+        raise ValueError(f"characters must be 0 or a positive width, not {characters}")
+    if characters:
+        tok2vec = concatenate(tok2vec, CharacterEmbed(
+            width=characters, rows=5000, nM=16, nC=8, include_static_vectors=False
+        ))
     refs = {"tok2vec": tok2vec}
     layers = [tok2vec]
     if context_width:

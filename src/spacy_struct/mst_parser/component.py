@@ -36,6 +36,7 @@ label_width = 64
 dropout = 0.33
 context_width = 256
 context_depth = 1
+characters = 64
 """
     + DEFAULT_TOK2VEC_CONFIG
 )["model"]
