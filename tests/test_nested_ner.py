@@ -229,4 +229,3 @@ def test_parameter_averaging_reaches_every_span_scorer_parameter():
         return np.concatenate([s.ravel() for s in pipe.model.predict(pipe._batch(docs))])
 
     check_parameter_averaging(nlp, "nested_ner", examples, outputs)
-

@@ -1,10 +1,12 @@
-"""The encoder part that the scorers share: a tok2vec sublayer and an
-optional BiLSTM over each sentence (refs "tok2vec" and "context")."""
+"""The encoder part that the scorers share: a tok2vec sublayer (with an
+optional character encoder beside it) and an optional BiLSTM over each
+sentence (refs "tok2vec" and "context")."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from thinc.api import Model
+from spacy.ml.models.tok2vec import CharacterEmbed
+from thinc.api import Model, concatenate
 
 # The tok2vec a component gets when its config names none: spaCy's
 # efficiency-config CNN, appended to each scorer's default config.
@@ -19,6 +21,20 @@ window_size = 1
 maxout_pieces = 3
 subword_features = true
 """
+
+
+def with_characters(tok2vec: Model, width: int) -> Model:
+    """`tok2vec` with a character encoder of the scorer's own beside it
+    (spaCy's CharacterEmbed: the first and last four bytes of each word and
+    its lowercase form), `width` more columns; `tok2vec` itself if width is
+    0. A shared tok2vec component stays what the other components see."""
+    if width < 0:
+        raise ValueError(f"characters must be 0 or a positive width, not {width}")
+    if not width:
+        return tok2vec
+    return concatenate(tok2vec, CharacterEmbed(
+        width=width, rows=5000, nM=16, nC=8, include_static_vectors=False
+    ))
 
 
 def initialize_encoder(model: Model, docs: Optional[Sequence] = None) -> int:

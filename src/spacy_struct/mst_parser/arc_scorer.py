@@ -11,8 +11,9 @@ gets the distance explicitly, as the feature models of McDonald et al. do.
 A first-order score sees only its two words, so those encoders leave it short
 of the sentence context a transition parser reads off its stack and buffer.
 `context_width` adds a bidirectional LSTM over each sentence, between the
-tok2vec output and the views. It lives inside the scorer: a shared `tok2vec` component stays exactly
-what the other components (and a baseline parser) see.
+tok2vec output and the views. It lives inside the scorer: a shared
+`tok2vec` component stays exactly what the other components (and a
+baseline parser) see.
 
 In an inflected language a word's function is written in its ending (case
 decides subject, object or oblique), and a shared tok2vec sees only a few
@@ -24,11 +25,10 @@ from __future__ import annotations
 from typing import Dict, List
 
 import numpy as np
-from spacy.ml.models.tok2vec import CharacterEmbed
 from spacy.util import registry
-from thinc.api import Model, concatenate
+from thinc.api import Model
 
-from ..layers import BiLSTM, initialize_encoder
+from ..layers import BiLSTM, initialize_encoder, with_characters
 from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
 from .edge_labeler import build_edge_labeler, size_edge_labeler
 
@@ -85,12 +85,7 @@ def build_biaffine_arc_scorer(
         raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
     if context_width and context_depth < 1:
         raise ValueError(f"context_depth must be at least 1, not {context_depth}")
-    if characters < 0:
-        raise ValueError(f"characters must be 0 or a positive width, not {characters}")
-    if characters:
-        tok2vec = concatenate(tok2vec, CharacterEmbed(
-            width=characters, rows=5000, nM=16, nC=8, include_static_vectors=False
-        ))
+    tok2vec = with_characters(tok2vec, characters)
     refs = {"tok2vec": tok2vec}
     layers = [tok2vec]
     if context_width:
