@@ -11,6 +11,7 @@ from thinc.api import Model
 from brute_force_trees import _projective, all_trees, log_partition
 from grad_check import check_param_gradient
 from spacy_struct.mst_parser import losses
+from spacy_struct.structs import dependency
 from spacy_struct.mst_parser._edge_features import edge_grads, edge_scores
 from spacy_struct.mst_parser.arc_scorer import build_biaffine_arc_scorer
 from spacy_struct.mst_parser.batch import ParseBatch, ParseScores
@@ -66,6 +67,29 @@ def test_crf_loss_is_the_negative_log_likelihood_and_its_gradient(decoder, singl
         Sp[h, d] += eps
         numeric = (losses.crf_loss([Sp], [gold], decoder, single_root)[0] - value) / eps
         assert G[h, d] == pytest.approx(numeric, abs=1e-4)
+
+
+def test_crf_loss_falls_back_to_the_best_tree_where_the_determinant_fails():
+    rng = np.random.default_rng(4)
+    n = 4
+    ordinary = rng.normal(size=(n + 1, n + 1))
+    # two pairs of words that head each other far more strongly than any tree
+    # allows: the Laplacian cancels catastrophically and Matrix-Tree refuses it
+    cycles = np.zeros((n + 1, n + 1))
+    cycles[1, 2] = cycles[2, 1] = cycles[3, 4] = cycles[4, 3] = 60.0
+    with pytest.raises(FloatingPointError):
+        dependency.matrix_tree_marginals(cycles)
+    golds = [random_tree(rng, n), random_tree(rng, n)]
+    value, (G_ordinary, G_cycles) = losses.crf_loss([ordinary, cycles], golds, "cle", True)
+    alone, (G_alone,) = losses.crf_loss([ordinary], golds[:1], "cle", True)
+    np.testing.assert_allclose(G_ordinary, G_alone)
+    best = max(total(cycles, t) for t in all_trees(n, single_root=True))
+    assert value == pytest.approx(alone + best - total(cycles, golds[1]))
+    # the gradient is a best tree's arcs minus the gold arcs
+    predicted = G_cycles + (G_cycles < 0)   # add the gold arcs back
+    heads = np.array([-1] + [int(np.flatnonzero(predicted[:, d] == 1)[0]) for d in range(1, n + 1)])
+    assert predicted[:, 1:].sum(axis=0).tolist() == [1.0] * n
+    assert total(cycles, heads) == pytest.approx(best)
 
 
 def test_local_loss_and_its_gradient():

@@ -10,7 +10,11 @@ one gradient matrix per sentence:
   cost-augmented tree, -1 on the gold arcs.
 - "crf": tree-CRF negative log-likelihood, log Z - S(gold), with the
   Matrix-Tree theorem (non-projective) or inside-outside (projective).
-  Gradient: arc marginals minus the gold arcs.
+  Gradient: arc marginals minus the gold arcs. A sentence whose
+  determinant loses its precision (word arcs that form cycles many orders of
+  magnitude stronger than any tree, as scores grow late in training) gets
+  the zero-temperature limit instead: the best tree as its marginals and its
+  score as log Z, so one such sentence cannot stop a training run.
 - "local": per word, cross-entropy of a softmax over its possible heads. It
   ignores the tree constraint in training; the decoder restores it.
 """
@@ -57,9 +61,27 @@ def margin_loss(scores, golds, decoder: str, single_root: bool, cost: float = 1.
     return loss, grads
 
 
+def _non_projective_marginals(scores, single_root: bool):
+    """Matrix-Tree (log Z, marginals) per sentence, with the best-tree limit
+    for the sentences whose determinant cannot be trusted."""
+    try:
+        return dependency.matrix_tree_marginals(list(scores), single_root=single_root)
+    except FloatingPointError:
+        pass
+    results = []
+    for S in scores:
+        try:
+            results.append(dependency.matrix_tree_marginals(S, single_root=single_root))
+        except FloatingPointError:
+            heads = dependency.chu_liu_edmonds(S, single_root=single_root)
+            best = float(S[heads[1:], np.arange(1, len(heads))].sum())
+            results.append((best, _gold_indicator(S.shape, heads)))
+    return results
+
+
 def crf_loss(scores, golds, decoder: str, single_root: bool):
     if decoder == "cle":
-        results = dependency.matrix_tree_marginals(list(scores), single_root=single_root)
+        results = _non_projective_marginals(scores, single_root)
     else:
         results = dependency.eisner_marginals(list(scores), single_root=single_root)
     loss = 0.0
