@@ -61,7 +61,7 @@ def build_biaffine_arc_scorer(
     arc_width: int = 256,
     label_width: int = 64,
     dropout: float = 0.33,
-    context_width: int = 256,
+    context_width: int = 512,
     context_depth: int = 1,
     characters: int = 0,
 ) -> Model[ParseBatch, ParseScores]:

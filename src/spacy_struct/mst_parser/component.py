@@ -34,7 +34,7 @@ DEFAULT_MST_PARSER_MODEL = Config().from_str(
 arc_width = 256
 label_width = 64
 dropout = 0.33
-context_width = 256
+context_width = 512
 context_depth = 1
 characters = 64
 """
