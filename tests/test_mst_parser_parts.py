@@ -8,7 +8,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Model
 
-from brute_force_trees import _projective, all_trees, log_partition
+from brute_force_trees import _projective, all_trees, log_partition, marginals
 from grad_check import check_param_gradient
 from spacy_struct.mst_parser import losses
 from spacy_struct.mst_parser._edge_features import edge_grads, edge_scores
@@ -122,6 +122,51 @@ def test_crossing_arcs_match_projectivity_on_every_small_tree():
     for n in range(1, 6):
         for heads in all_trees(n, single_root=False):
             assert crossing_arcs(heads).any() == (not _projective(heads))
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_lifting_gives_a_projective_tree_of_ancestors_on_every_small_tree(single_root):
+    lifted_some = 0
+    for n in range(1, 7):
+        for heads in all_trees(n, single_root=single_root):
+            lifted = dependency.lift_to_projective(heads, single_root)
+            dependency.check_heads(lifted, n)
+            assert _projective(lifted)
+            if _projective(heads):
+                assert np.array_equal(lifted, heads)
+                continue
+            lifted_some += 1
+            if single_root:
+                assert (lifted[1:] == 0).sum() == 1
+            for d in range(1, n + 1):  # the new head is the gold head or above it
+                ancestors, x = [], heads[d]
+                while x != -1:
+                    ancestors.append(x)
+                    x = heads[x]
+                assert lifted[d] in ancestors
+    assert lifted_some > 100
+
+
+def test_projective_crf_loss_lifts_a_non_projective_gold_tree():
+    """With Eisner the loss is log Z over projective trees minus the score of
+    the lifted gold tree, so it is never negative; the gradient is the
+    projective marginals minus the lifted tree's arcs."""
+    rng = np.random.default_rng(11)
+    gold = np.array([-1, 3, 4, 0, 3])  # 1 <- 3 crosses 2 <- 4
+    assert crossing_arcs(gold).any()
+    lifted = dependency.lift_to_projective(gold)
+    assert _projective(lifted)
+    for _ in range(5):
+        S = rng.normal(size=(5, 5)) * 3
+        S[gold[1:], np.arange(1, 5)] += 20.0  # the gold tree beats every projective one
+        value, (G,) = losses.crf_loss([S], [gold], "eisner", True)
+        expected = log_partition(S, single_root=True, projective=True) - dependency.tree_score(S, lifted)
+        assert value == pytest.approx(expected)
+        assert value >= 0.0
+        marg = marginals(S, single_root=True, projective=True)
+        indicator = np.zeros_like(S)
+        indicator[lifted[1:], np.arange(1, 5)] = 1.0
+        np.testing.assert_allclose(G, marg - indicator, atol=1e-9)
 
 
 def test_scores_are_perfect_for_the_gold_parse_and_match_spacys_own():

@@ -10,7 +10,10 @@ one gradient matrix per sentence:
   cost-augmented tree, -1 on the gold arcs.
 - "crf": tree-CRF negative log-likelihood, log Z - S(gold), with the
   Matrix-Tree theorem (non-projective) or inside-outside (projective).
-  Gradient: arc marginals minus the gold arcs. A sentence whose
+  Gradient: arc marginals minus the gold arcs. With the projective decoder a
+  non-projective gold tree is lifted to the nearest projective one first:
+  Z sums over projective trees only, so a gold tree outside them would score
+  above log Z and the loss would fall without bound. A sentence whose
   determinant loses its precision (word arcs that form cycles many orders of
   magnitude stronger than any tree, as scores grow late in training) gets
   the zero-temperature limit instead: the best tree as its marginals and its
@@ -84,6 +87,10 @@ def crf_loss(scores, golds, decoder: str, single_root: bool):
         results = _non_projective_marginals(scores, single_root)
     else:
         results = dependency.eisner_marginals(list(scores), single_root=single_root)
+        golds = [
+            dependency.lift_to_projective(g, single_root) if dependency.crossing_arcs(g).any() else g
+            for g in golds
+        ]
     loss = 0.0
     grads = []
     for S, gold, (log_z, marg) in zip(scores, golds, results):

@@ -21,22 +21,7 @@ from spacy.pipeline.dep_parser import parser_score
 from spacy.training import Example
 from spacy.util import registry
 
-
-def crossing_arcs(heads: np.ndarray) -> np.ndarray:
-    """Boolean mask over words 1..n: does the arc into the word cross another?
-
-    `heads` has length n+1 with heads[0] = -1 and 0 for the root.
-    """
-    n = len(heads) - 1
-    if n < 2:
-        return np.zeros(n, dtype=bool)
-    d = np.arange(1, n + 1)
-    lo = np.minimum(heads[1:], d)
-    hi = np.maximum(heads[1:], d)
-    L1, R1 = lo[:, None], hi[:, None]
-    L2, R2 = lo[None, :], hi[None, :]
-    cross = ((L1 < L2) & (L2 < R1) & (R1 < R2)) | ((L2 < L1) & (L1 < R2) & (R2 < R1))
-    return cross.any(axis=1)
+from ..structs.dependency import crossing_arcs  # noqa: F401 (part of this module's API)
 
 
 def sentence_heads(doc) -> List[Tuple[int, np.ndarray]]:

@@ -19,6 +19,8 @@ original McDonald et al. (2005) model.
 | projective log Z, arc marginals | `eisner_log_partition`, `eisner_marginals` | O(n^3) |
 | non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (LU, numpy) |
 | cost-augmented argmax | `add_hamming_cost` then any argmax | O(n^2) extra |
+| arcs that cross another arc | `crossing_arcs` | O(n^2) |
+| nearest projective tree (lifting) | `lift_to_projective` | O(n^2) per lift |
 
 Chu-Liu-Edmonds follows Tarjan's dense-graph organisation: paths of best
 incoming edges are grown and every cycle is contracted at a cost linear in its
@@ -288,6 +290,47 @@ def check_heads(heads, n_words: int | None = None, name: str = "heads") -> np.nd
             raise ValueError(f"{name}: words {cycle} form a cycle, so they never reach the root")
         state[path] = 2
     return h
+
+
+def crossing_arcs(heads: np.ndarray) -> np.ndarray:
+    """Boolean mask over words 1..n: does the arc into the word cross another?
+
+    The root sits at position 0, so a tree without crossing arcs is exactly
+    one that Eisner's algorithm can build.
+    """
+    heads = np.asarray(heads)
+    n = len(heads) - 1
+    if n < 2:
+        return np.zeros(max(n, 0), dtype=bool)
+    d = np.arange(1, n + 1)
+    lo = np.minimum(heads[1:], d)
+    hi = np.maximum(heads[1:], d)
+    L1, R1 = lo[:, None], hi[:, None]
+    L2, R2 = lo[None, :], hi[None, :]
+    cross = ((L1 < L2) & (L2 < R1) & (R1 < R2)) | ((L2 < L1) & (L1 < R2) & (R2 < R1))
+    return cross.any(axis=1)
+
+
+def lift_to_projective(heads, single_root: bool = True) -> np.ndarray:
+    """The projective tree that lifting makes of `heads` (Nivre & Nilsson
+    2005): while an arc crosses another, the shortest crossing arc moves up
+    to its head's head. Every word keeps an ancestor of its gold head as its
+    head, so the tree stays as close to the gold one as a projective decoder
+    can get; the projective losses need it, since a tree-CRF over projective
+    trees cannot put its mass on a tree outside them. With `single_root`, no
+    arc is lifted onto the root, so the root keeps its one child (one of the
+    two arcs of every crossing pair can always be lifted elsewhere)."""
+    h = check_heads(heads).copy()
+    d = np.arange(len(h))
+    while True:
+        crossing = np.flatnonzero(crossing_arcs(h)) + 1
+        liftable = crossing[h[crossing] != 0]
+        if single_root:
+            liftable = liftable[h[h[liftable]] != 0]
+        if not len(liftable):
+            return h
+        word = liftable[np.argmin(np.abs(h[liftable] - d[liftable]))]
+        h[word] = h[h[word]]
 
 
 def tree_score(scores: np.ndarray, heads: np.ndarray) -> float:
