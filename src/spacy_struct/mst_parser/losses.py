@@ -10,14 +10,14 @@ one gradient matrix per sentence:
   cost-augmented tree, -1 on the gold arcs.
 - "crf": tree-CRF negative log-likelihood, log Z - S(gold), with the
   Matrix-Tree theorem (non-projective) or inside-outside (projective).
-  Gradient: arc marginals minus the gold arcs. With the projective decoder a
-  non-projective gold tree is lifted to the nearest projective one first:
-  Z sums over projective trees only, so a gold tree outside them would score
-  above log Z and the loss would fall without bound. A sentence whose
+  Gradient: arc marginals minus the gold arcs. A sentence whose
   determinant loses its precision (word arcs that form cycles many orders of
   magnitude stronger than any tree, as scores grow late in training) gets
   the zero-temperature limit instead: the best tree as its marginals and its
-  score as log Z, so one such sentence cannot stop a training run.
+  score as log Z, so one such sentence cannot stop a training run. With the
+  projective decoder a non-projective gold tree is lifted to the nearest
+  projective one first: Z sums over projective trees only, so a gold tree
+  outside them would score above log Z and the loss would fall without bound.
 - "local": per word, cross-entropy of a softmax over its possible heads. It
   ignores the tree constraint in training; the decoder restores it.
 """
@@ -77,8 +77,7 @@ def _non_projective_marginals(scores, single_root: bool):
             results.append(dependency.matrix_tree_marginals(S, single_root=single_root))
         except FloatingPointError:
             heads = dependency.chu_liu_edmonds(S, single_root=single_root)
-            best = float(S[heads[1:], np.arange(1, len(heads))].sum())
-            results.append((best, _gold_indicator(S.shape, heads)))
+            results.append((dependency.tree_score(S, heads), _gold_indicator(S.shape, heads)))
     return results
 
 
