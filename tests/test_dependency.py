@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from brute_force_trees import all_trees, log_partition, marginals, tree_scores
 from spacy_struct.structs import dependency as D
-from spacy_struct.structs._arrays import NoLegalStructureError
+from spacy_struct.structs.arrays import NoLegalStructureError
 from spacy_struct.structs.reference import dependency as R
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spacy_struct.layers import BiLSTM
+from spacy_struct.models import BiLSTM
 
 LENGTHS = (3, 5, 1, 4)
 

@@ -10,8 +10,8 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from spacy_struct.convert.conllu import sentences_to_docs
-from spacy_struct.mst_parser.scoring import crossing_arcs
-from spacy_struct.sentences import ranges_from_starts, sentence_ranges
+from spacy_struct.structs import crossing_arcs
+from spacy_struct.pipeline.sentences import ranges_from_starts, sentence_ranges
 
 SMALL_MODEL = {
     "@architectures": "spacy_struct.BiaffineArcScorer.v1",
@@ -114,8 +114,18 @@ def test_multi_root_allows_several_roots(sample_sentences):
     nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL, "multi_root": True, "loss": "local"})
     examples = examples_from(sample_sentences[:40], nlp.vocab)
     train(nlp, examples, epochs=1)
+    parser = nlp.get_pipe("mst_parser")
+    head = parser.model.get_ref("head")
+    # make the root the best head of every word: the decoder must then hang
+    # several words from it with multi_root, and exactly one without
+    distance = head.get_param("distance").copy()
+    distance[-1] = 1e3          # the root row's bucket
+    head.set_param("distance", distance)
     doc = nlp("dog cat bird")
-    assert all(t.head.i == t.i or t.head.i < len(doc) for t in doc)
+    assert sum(t.head.i == t.i for t in doc) == 3
+    parser.cfg["multi_root"] = False
+    doc = nlp("dog cat bird")
+    assert sum(t.head.i == t.i for t in doc) == 1
 
 
 def test_an_unsegmented_long_doc_is_cut_and_an_empty_doc_is_fine(trained):
@@ -190,7 +200,7 @@ def test_character_encoder_widens_the_scorer_input_and_round_trips(sample_senten
     losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=6)
     assert losses[-1] < 0.2 * losses[0]
     # the tok2vec (48) and the character encoder (24) side by side
-    assert nlp.get_pipe("mst_parser").model.get_dim("nI") == 48 + 24
+    assert nlp.get_pipe("mst_parser").model.get_ref("head").get_dim("nI") == 48 + 24
     texts = [" ".join(s.words) for s in dev_sentences[:10]]
     expected = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe(texts)]
     nlp.to_disk(tmp_path / "pipe")
@@ -240,12 +250,12 @@ def test_partial_gold_is_completed_to_a_tree_and_cycles_are_refused(trained):
     rng = np.random.default_rng(0)
     S = rng.normal(size=(5, 5))
     gold = np.array([-1, 2, 0, -2, -2])
-    done = parser._complete_gold(S, gold, "sentence 0")
+    done = parser.complete_gold(S, gold, "sentence 0")
     assert done[1] == 2 and done[2] == 0
     from spacy_struct.structs.dependency import check_heads
     check_heads(done, 4)
     with pytest.raises(ValueError, match="cannot be completed"):
-        parser._complete_gold(S, np.array([-1, 2, 1, -2, -2]), "sentence 0")
+        parser.complete_gold(S, np.array([-1, 2, 1, -2, -2]), "sentence 0")
 
 
 def test_edge_features_model_trains_with_gold_tags_and_needs_tags_to_predict(sample_sentences, dev_sentences):
@@ -271,7 +281,7 @@ def test_entry_points_register_the_factory_without_an_import():
 
 
 def test_parse_benchmark_specs_are_checked(tmp_path):
-    from spacy_struct.bench.systems import parse_spec
+    from tools.bench.systems import parse_spec
 
     system = parse_spec(f"mst (eisner)={tmp_path},decoder=eisner,gold_tags")
     assert (system.label, system.path, system.decoder, system.gold_tags) == ("mst (eisner)", tmp_path, "eisner", True)
@@ -291,7 +301,7 @@ def test_parameter_averaging_reaches_the_scorer_and_the_labeler(sample_sentences
 
     def outputs(nlp):
         pipe = nlp.get_pipe("mst_parser")
-        scores = pipe.model.predict(pipe._batch(docs, [pipe._ranges(doc) for doc in docs]))
+        scores = pipe.model.predict(pipe.make_batch(docs))
         heads = [np.maximum(heads_of(sent), 0) for doc in docs for sent in doc.sents]
         labels = pipe.model.get_ref("labeler").predict((scores.label_dep, scores.label_head, heads))
         return np.concatenate([s.ravel() for s in [*scores.arcs, *labels]])

@@ -10,14 +10,15 @@ from thinc.api import Model
 
 from brute_force_trees import _projective, all_trees, log_partition, marginals
 from grad_check import check_param_gradient
-from spacy_struct.mst_parser import losses
-from spacy_struct.mst_parser._edge_features import edge_grads, edge_scores
-from spacy_struct.mst_parser.arc_scorer import build_biaffine_arc_scorer
-from spacy_struct.mst_parser.batch import ParseBatch, ParseScores
-from spacy_struct.mst_parser.edge_features import node_features
-from spacy_struct.mst_parser.edge_labeler import build_edge_labeler
-from spacy_struct.mst_parser.scoring import crossing_arcs, extra_parse_scores, score_mst_parse
+from spacy_struct import losses
+from spacy_struct.models._edge_features import edge_grads, edge_scores
+from spacy_struct.models.arc_scorer import ParseScores, build_biaffine_arc_scorer
+from spacy_struct.models.batch import SentenceBatch
+from spacy_struct.models.edge_features import node_features
+from spacy_struct.models.edge_labeler import build_edge_labeler
+from spacy_struct.mst_parser.scoring import extra_parse_scores, score_mst_parse
 from spacy_struct.structs import dependency
+from spacy_struct.structs.dependency import DependencyTrees, crossing_arcs
 
 
 def random_tree(rng, n, projective=False, single_root=True):
@@ -37,7 +38,7 @@ def test_margin_loss_is_the_cost_augmented_maximum(decoder, single_root):
         trees = all_trees(n, single_root=single_root, projective=decoder == "eisner")
         gold = trees[rng.integers(len(trees))]
         best = max(total(S, t) + (t[1:] != gold[1:]).sum() for t in trees) - total(S, gold)
-        value, (G,) = losses.margin_loss([S], [gold], decoder, single_root)
+        value, (G,) = losses.margin_loss(DependencyTrees(decoder == "eisner", single_root), [S], [gold])
         assert value == pytest.approx(best)
         if best > 0:    # gradient: predicted arcs minus gold arcs, a subgradient of the hinge
             assert G[:, 1:].sum(axis=0).tolist() == [0.0] * n
@@ -46,7 +47,7 @@ def test_margin_loss_is_the_cost_augmented_maximum(decoder, single_root):
     S = np.full((4, 4), -5.0)
     gold = np.array([-1, 2, 0, 2])
     S[gold[1:], np.arange(1, 4)] = 5.0
-    value, (G,) = losses.margin_loss([S], [gold], decoder, single_root)
+    value, (G,) = losses.margin_loss(DependencyTrees(decoder == "eisner", single_root), [S], [gold])
     assert value == 0.0 and not G.any()
 
 
@@ -57,7 +58,7 @@ def test_crf_loss_is_the_negative_log_likelihood_and_its_gradient(decoder, singl
     S = rng.normal(size=(n + 1, n + 1))
     projective = decoder == "eisner"
     gold = random_tree(rng, n, projective, single_root)
-    value, (G,) = losses.crf_loss([S], [gold], decoder, single_root)
+    value, (G,) = losses.crf_loss(DependencyTrees(decoder == "eisner", single_root), [S], [gold])
     assert value == pytest.approx(log_partition(S, single_root, projective) - total(S, gold))
     eps = 1e-6
     for h, d in itertools.product(range(n + 1), range(1, n + 1)):
@@ -65,7 +66,7 @@ def test_crf_loss_is_the_negative_log_likelihood_and_its_gradient(decoder, singl
             continue
         Sp = S.copy()
         Sp[h, d] += eps
-        numeric = (losses.crf_loss([Sp], [gold], decoder, single_root)[0] - value) / eps
+        numeric = (losses.crf_loss(DependencyTrees(decoder == "eisner", single_root), [Sp], [gold])[0] - value) / eps
         assert G[h, d] == pytest.approx(numeric, abs=1e-4)
 
 
@@ -80,8 +81,8 @@ def test_crf_loss_falls_back_to_the_best_tree_where_the_determinant_fails():
     with pytest.raises(FloatingPointError):
         dependency.matrix_tree_marginals(cycles)
     golds = [random_tree(rng, n), random_tree(rng, n)]
-    value, (G_ordinary, G_cycles) = losses.crf_loss([ordinary, cycles], golds, "cle", True)
-    alone, (G_alone,) = losses.crf_loss([ordinary], golds[:1], "cle", True)
+    value, (G_ordinary, G_cycles) = losses.crf_loss(DependencyTrees(projective=False), [ordinary, cycles], golds)
+    alone, (G_alone,) = losses.crf_loss(DependencyTrees(projective=False), [ordinary], golds[:1])
     np.testing.assert_allclose(G_ordinary, G_alone)
     best = max(total(cycles, t) for t in all_trees(n, single_root=True))
     assert value == pytest.approx(alone + best - total(cycles, golds[1]))
@@ -98,7 +99,7 @@ def test_local_loss_and_its_gradient():
     n = 5
     S = rng.normal(size=(n + 1, n + 1))
     gold = random_tree(rng, n)
-    value, (G,) = losses.local_loss([S], [gold], "cle", True)
+    value, (G,) = losses.local_loss(DependencyTrees(projective=False), [S], [gold])
     expected = 0.0
     for d in range(1, n + 1):
         cands = [h for h in range(n + 1) if h != d]
@@ -108,14 +109,14 @@ def test_local_loss_and_its_gradient():
     for h, d in [(0, 1), (2, 1), (3, 4), (5, 2)]:
         Sp = S.copy()
         Sp[h, d] += eps
-        numeric = (losses.local_loss([Sp], [gold], "cle", True)[0] - value) / eps
+        numeric = (losses.local_loss(DependencyTrees(projective=False), [Sp], [gold])[0] - value) / eps
         assert G[h, d] == pytest.approx(numeric, abs=1e-4)
     assert not G[:, 0].any() and not np.diag(G).any()
 
 
 def test_unknown_loss_is_named():
-    with pytest.raises(ValueError, match="loss must be one of"):
-        losses.get_loss_function("perceptron")
+    with pytest.raises(ValueError, match="unknown loss 'perceptron'; the registered losses are"):
+        losses.get_loss("perceptron")
 
 
 def test_crossing_arcs_match_projectivity_on_every_small_tree():
@@ -159,7 +160,7 @@ def test_projective_crf_loss_lifts_a_non_projective_gold_tree():
     for _ in range(5):
         S = rng.normal(size=(5, 5)) * 3
         S[gold[1:], np.arange(1, 5)] += 20.0  # the gold tree beats every projective one
-        value, (G,) = losses.crf_loss([S], [gold], "eisner", True)
+        value, (G,) = losses.crf_loss(DependencyTrees(projective=True), [S], [gold])
         expected = log_partition(S, single_root=True, projective=True) - dependency.tree_score(S, lifted)
         assert value == pytest.approx(expected)
         assert value >= 0.0
@@ -207,7 +208,7 @@ def test_edge_feature_gradient_is_the_transpose_of_the_scores():
     docs = [Doc(nlp.vocab, words=["Wonderful", "dogs", "bark", "at", "strangers", "."],
                 tags=["JJ", "NNS", "VBP", "IN", "NNS", "."]),
             Doc(nlp.vocab, words=["Hi"], tags=["UH"])]
-    batch = ParseBatch(docs, [(0, 0, 6), (1, 0, 1), (0, 1, 4)])
+    batch = SentenceBatch(docs, [(0, 0, 6), (1, 0, 1), (0, 1, 4)])
     feats = node_features(batch)
     size = 1 << 12
     w = rng.normal(size=size).astype(np.float32)
@@ -231,7 +232,7 @@ def test_in_between_pos_reaches_only_the_arcs_that_span_the_word():
 
     def arc_scores(tags):
         doc = Doc(nlp.vocab, words=words, tags=tags)
-        feats = node_features(ParseBatch([doc], [(0, 0, 10)]))
+        feats = node_features(SentenceBatch([doc], [(0, 0, 10)]))
         out = np.zeros(121)
         edge_scores(*feats, w, out)
         return out.reshape(11, 11)
@@ -266,7 +267,7 @@ def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "dist
     backprop(R)
     checked = 0
     for name in names:
-        node, name = name if isinstance(name, tuple) else (model, name)
+        node, name = name if isinstance(name, tuple) else (model.get_ref("head"), name)
         if not node.has_param(name):
             continue
         check_param_gradient(node, name, f, rng, rel=2e-2)
@@ -291,11 +292,12 @@ def test_biaffine_scorer_gradients_match_finite_differences(seed):
     tok2vec = _small_tok2vec()
     model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0, context_width=0)
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
-    batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
+    batch = SentenceBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
     model.initialize(X=batch)
     rng = np.random.default_rng(seed)
     for name in ("U", "u", "distance"):      # zero-initialised: make them matter
-        model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
+        head = model.get_ref("head")
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     assert _grad_check(model, batch, seed) == 5
 
 
@@ -309,13 +311,14 @@ def test_biaffine_scorer_with_context_layer_gradients_match_finite_differences(s
     model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=0.0,
                                       context_width=6, context_depth=2)
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
-    batch = ParseBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
+    batch = SentenceBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
     model.initialize(X=batch)
     rng = np.random.default_rng(seed)
     for name in ("U", "u", "distance"):
-        model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
+        head = model.get_ref("head")
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     lstm = next(node for node in model.walk() if node.name == "bilstm")
-    assert lstm.get_dim("nI") == 16 and model.get_dim("nI") == 6
+    assert lstm.get_dim("nI") == 16 and model.get_ref("head").get_dim("nI") == 6
     names = ["W", "U", "u", "root", "distance"] + [(lstm, p) for p in lstm.param_names]
     assert _grad_check(model, batch, seed, names) == 11
 
@@ -372,12 +375,12 @@ def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():
     nlp = spacy.blank("en")
     tok2vec = _small_tok2vec()
     docs = [Doc(nlp.vocab, words="the dog saw a cat".split())]
-    batch = ParseBatch(docs, [(0, 0, 5)])
+    batch = SentenceBatch(docs, [(0, 0, 5)])
     for rate, context in ((0.5, 8), (0.5, 0), (0.0, 8)):
         model = build_biaffine_arc_scorer(tok2vec, arc_width=8, label_width=4, dropout=rate,
                                           context_width=context)
         model.initialize(X=batch)
-        model.set_param("u", np.ones_like(model.get_param("u")))
+        model.get_ref("head").set_param("u", np.ones_like(model.get_ref("head").get_param("u")))
         set_dropout_rate(model, 0.0)
         clean, _ = model(batch, is_train=False)
         noisy, _ = model(batch, is_train=True)

@@ -9,7 +9,7 @@ from spacy.training import Example
 
 from conftest import SAMPLE, SHARED_DATA
 from spacy_struct.convert.spans_jsonl import read_spans_jsonl, sentence_to_doc
-from spacy_struct.nested_ner.component import outermost
+from spacy_struct.structs.spans import outermost
 
 SMALL_MODEL = {
     "@architectures": "spacy_struct.SpanScorer.v1",
@@ -80,7 +80,7 @@ def test_predictions_are_laminar_and_ents_are_the_outermost(trained):
             for b in spans:
                 assert not (a.start < b.start < a.end < b.end)
                 nested += a is not b and a.start <= b.start and b.end <= a.end
-        assert [(e.start, e.end) for e in doc.ents] == [(s.start, s.end) for s in outermost(spans)]
+        assert [(e.start, e.end) for e in doc.ents] == [(spans[i].start, spans[i].end) for i in outermost([(s.start, s.end) for s in spans])]
     assert nested > 10
 
 
@@ -131,7 +131,7 @@ def test_empty_docs_and_docs_without_sentences_work(trained):
     doc = trained(long_text)
     assert len(doc.spans["sc"]) > 40
     cfg = trained.get_pipe("nested_ner").cfg
-    ranges = trained.get_pipe("nested_ner")._ranges(trained.make_doc(long_text))
+    ranges = trained.get_pipe("nested_ner").sentence_ranges(trained.make_doc(long_text))
     assert max(e - s for s, e in ranges) <= cfg["max_unsegmented_length"]
 
 
@@ -226,6 +226,6 @@ def test_parameter_averaging_reaches_every_span_scorer_parameter():
 
     def outputs(nlp):
         pipe = nlp.get_pipe("nested_ner")
-        return np.concatenate([s.ravel() for s in pipe.model.predict(pipe._batch(docs))])
+        return np.concatenate([s.ravel() for s in pipe.model.predict(pipe.make_batch(docs))])
 
     check_parameter_averaging(nlp, "nested_ner", examples, outputs)

@@ -16,9 +16,11 @@ from spacy_struct.convert.spans_jsonl import (
     convert_file,
     read_spans_jsonl,
 )
-from spacy_struct.nested_ner.losses import crf_loss, margin_loss
+from spacy_struct import losses
+from spacy_struct.structs.spans import LaminarSpans
 from spacy_struct.nested_ner.scoring import nesting_recall, score_nested_spans
-from spacy_struct.nested_ner.span_scorer import SpanBatch, build_span_scorer, width_buckets
+from spacy_struct.models.batch import SentenceBatch
+from spacy_struct.models.span_scorer import build_span_scorer, width_buckets
 
 
 def _small_tok2vec():
@@ -38,15 +40,16 @@ def _scorer_batch(context_width: int, seed: int, attention: bool = True):
     model = build_span_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
                               context_width=context_width, context_depth=1,
                               attention=attention)
-    model.set_dim("nO", 3)
+    model.get_ref("output").set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="IL-2 gene expression in T cells".split()),
             Doc(nlp.vocab, words=["NF-kappa", "B"])]
-    batch = SpanBatch(docs, [(0, 0, 6), (1, 0, 2), (0, 3, 5)])
+    batch = SentenceBatch(docs, [(0, 0, 6), (1, 0, 2), (0, 3, 5)])
     model.initialize(X=batch)
     rng = np.random.default_rng(seed)
     zeroed = ("U", "width", "content") + (("attend", "pooled") if attention else ())
     for name in zeroed:  # zero-initialised: make them matter
-        model.set_param(name, rng.normal(size=model.get_param(name).shape).astype(np.float32))
+        head = model.get_ref("head")
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     return model, batch
 
 
@@ -68,7 +71,7 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
         o, _ = model(batch, is_train=False)
         return sum(float((a * r).sum()) for a, r in zip(o, R))
 
-    names = [(model, n) for n in ("W", "b", "U", "width", "content", "attend", "pooled")]
+    names = [(model.get_ref("head"), n) for n in ("W", "b", "U", "width", "content", "attend", "pooled")]
     if context_width:
         lstm = next(node for node in model.walk() if node.name == "bilstm")
         names += [(lstm, p) for p in lstm.param_names]
@@ -80,7 +83,7 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
 def test_span_scorer_content_term_sums_the_covered_words():
     model, batch = _scorer_batch(0, 3, attention=False)
     for name in ("U", "width"):
-        model.set_param(name, np.zeros_like(model.get_param(name)))
+        model.get_ref("head").set_param(name, np.zeros_like(model.get_ref("head").get_param(name)))
     out, _ = model(batch, is_train=False)
     S = out[0]
     # with only the content term left, span (i, j) = sum of the one-word spans
@@ -94,11 +97,11 @@ def test_span_scorer_content_term_sums_the_covered_words():
 def test_span_scorer_attention_term_is_a_softmax_weighted_mean_of_the_covered_words():
     model, batch = _scorer_batch(0, 4)
     for name in ("U", "width", "content"):
-        model.set_param(name, np.zeros_like(model.get_param(name)))
+        model.get_ref("head").set_param(name, np.zeros_like(model.get_ref("head").get_param(name)))
     out, _ = model(batch, is_train=False)
     tokvecs = model.get_ref("tok2vec").predict(batch.docs)[0]
-    relevance = tokvecs @ model.get_param("attend")
-    values = tokvecs @ model.get_param("pooled")
+    relevance = tokvecs @ model.get_ref("head").get_param("attend")
+    values = tokvecs @ model.get_ref("head").get_param("pooled")
     for i in range(6):
         for j in range(i, 6):
             w = np.exp(relevance[i:j + 1] - relevance[i:j + 1].max(0))
@@ -108,7 +111,7 @@ def test_span_scorer_attention_term_is_a_softmax_weighted_mean_of_the_covered_wo
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_attention_mean_keeps_precision_after_a_dominant_word(seed):
-    from spacy_struct.nested_ner.span_scorer import _attention_mean
+    from spacy_struct.models.span_scorer import _attention_mean
 
     rng = np.random.default_rng(seed)
     relevance = rng.normal(size=(7, 2)) - 25.0
@@ -153,13 +156,13 @@ def test_crf_loss_is_the_enumerated_negative_log_likelihood(seed):
     n, L = 4, 2
     S = rng.normal(size=(n, n, L))
     gold = np.array([[0, 2, 1], [1, 1, 0], [3, 3, 0]])
-    loss, grads = crf_loss([S], [gold])
+    loss, grads = losses.crf_loss(LaminarSpans(), [S], [gold])
     assert loss == pytest.approx(_brute_gold_loss(S, [gold.tolist()]), rel=1e-9)
     # gradient by finite differences
     direction = rng.normal(size=S.shape)
     eps = 1e-6
-    up = crf_loss([S + eps * direction], [gold])[0]
-    down = crf_loss([S - eps * direction], [gold])[0]
+    up = losses.crf_loss(LaminarSpans(), [S + eps * direction], [gold])[0]
+    down = losses.crf_loss(LaminarSpans(), [S - eps * direction], [gold])[0]
     assert float((grads[0] * direction).sum()) == pytest.approx((up - down) / (2 * eps), rel=1e-5)
 
 
@@ -167,7 +170,7 @@ def test_crf_loss_accepts_either_label_of_a_span_with_two():
     rng = np.random.default_rng(9)
     S = rng.normal(size=(3, 3, 2))
     gold = np.array([[0, 1, 0], [0, 1, 1], [2, 2, 1]])
-    loss, grads = crf_loss([S], [gold])
+    loss, grads = losses.crf_loss(LaminarSpans(), [S], [gold])
     either = [[(0, 1, 0), (2, 2, 1)], [(0, 1, 1), (2, 2, 1)]]
     assert loss == pytest.approx(_brute_gold_loss(S, either), rel=1e-9)
     assert loss > 0
@@ -178,10 +181,10 @@ def test_margin_loss_is_zero_when_gold_wins_by_the_cost_and_positive_otherwise()
     gold = np.array([[0, 3, 0], [1, 2, 1]])
     S = np.full((n, n, L), -5.0)
     S[0, 3, 0] = S[1, 2, 1] = 5.0
-    loss, grads = margin_loss([S], [gold], cost=1.0)
+    loss, grads = losses.margin_loss(LaminarSpans(), [S], [gold], cost=1.0)
     assert loss == 0 and not grads[0].any()
     S[1, 2, 1] = 0.5   # wins by less than the cost of leaving it out
-    loss, grads = margin_loss([S], [gold], cost=1.0)
+    loss, grads = losses.margin_loss(LaminarSpans(), [S], [gold], cost=1.0)
     assert loss == pytest.approx(0.5) and grads[0][1, 2, 1] == -1.0
 
 
@@ -190,7 +193,7 @@ def test_losses_respect_the_width_mask():
     S = rng.normal(size=(4, 4, 1))
     mask = (np.arange(4)[None, :] - np.arange(4)[:, None]) < 2
     gold = np.array([[0, 1, 0]])
-    _, grads = crf_loss([S], [gold], [mask])
+    _, grads = losses.crf_loss(LaminarSpans(max_width=2), [S], [gold])
     assert not grads[0][~mask].any()
 
 

@@ -2,7 +2,7 @@
 import subprocess
 import sys
 
-from spacy_struct.bench import structs as bench
+from tools.bench import structs as bench
 
 
 def test_structures_do_not_import_spacy():

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spacy_struct.structs import spans as S
-from spacy_struct.structs._arrays import NoLegalStructureError
+from spacy_struct.structs.arrays import NoLegalStructureError
 from spacy_struct.structs.reference import spans as R
 
 import brute_force_spans as B

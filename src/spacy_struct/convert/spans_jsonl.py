@@ -28,6 +28,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from ..structs.spans import crosses, laminar_argmax
 from . import open_text
 
 CROSSING_POLICIES = ("drop", "keep")
@@ -158,11 +159,6 @@ def _sentence(record, where: str, lineno: int, report: Report, crossing: str) ->
     return Sentence(lineno, *ids, tokens, spaces, unique)
 
 
-def crosses(a: Tuple[int, int], b: Tuple[int, int]) -> bool:
-    """Two [start, end) ranges overlap and neither contains the other."""
-    return a[0] < b[0] < a[1] < b[1] or b[0] < a[0] < b[1] < a[1]
-
-
 def _resolve_crossing(rows: List[SpanRow], n: int, report: Report, policy: str) -> List[SpanRow]:
     ranges = sorted({(s, e) for s, e, _ in rows})
     crossing = {a for a in ranges for b in ranges if crosses(a, b)}
@@ -173,8 +169,6 @@ def _resolve_crossing(rows: List[SpanRow], n: int, report: Report, policy: str) 
         return rows
     # keep the most spans that do not cross: the best laminar subset, found by
     # the same CKY that decodes nested_ner (longer spans win ties)
-    from ..structs.spans import laminar_argmax
-
     scores = np.full((n, n, 1), -np.inf)
     for s, e, _ in rows:
         if scores[s, e - 1, 0] == -np.inf:

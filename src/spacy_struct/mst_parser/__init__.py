@@ -1,19 +1,17 @@
 """`mst_parser`: graph-based dependency parsing (McDonald et al. 2005/2006).
 
-Layers: an arc scorer (`arc_scorer.py`, `edge_features.py`) gives arc score
-matrices, a spanning-tree decoder from `spacy_struct.structs.dependency`
-picks the tree, and a second-stage labeler (`edge_labeler.py`) labels it.
+The component (`component.py`) chains the arc scorer
+(`spacy_struct.models.arc_scorer`, or `edge_features`), a spanning-tree
+decoder (`spacy_struct.structs.dependency.DependencyTrees`) and the edge
+labeler; `scoring.py` adds the CoNLL-2018 and non-projective figures to
+spaCy's parser scores.
 """
-from .arc_scorer import build_biaffine_arc_scorer
-from .edge_features import build_edge_features
 from .component import DEFAULT_MST_PARSER_MODEL, MSTParser, make_mst_parser
 from .scoring import make_mst_parser_scorer, score_mst_parse
 
 __all__ = [
     "MSTParser",
     "make_mst_parser",
-    "build_biaffine_arc_scorer",
-    "build_edge_features",
     "make_mst_parser_scorer",
     "score_mst_parse",
     "DEFAULT_MST_PARSER_MODEL",

@@ -21,7 +21,7 @@ from spacy.pipeline.dep_parser import parser_score
 from spacy.training import Example
 from spacy.util import registry
 
-from ..structs.dependency import crossing_arcs  # noqa: F401 (part of this module's API)
+from ..structs.dependency import crossing_arcs
 
 
 def sentence_heads(doc) -> List[Tuple[int, np.ndarray]]:

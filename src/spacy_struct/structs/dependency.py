@@ -42,7 +42,8 @@ from typing import List, Sequence, Tuple, Union
 import numpy as np
 
 from . import _dependency
-from ._arrays import (
+from .base import Structure
+from .arrays import (
     NoLegalStructureError,
     as_batch,
     check_scores,
@@ -360,3 +361,129 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
         aug[g[1:], d] -= cost
         out.append(aug)
     return unbatch(out, single)
+
+
+UNKNOWN_HEAD = -2
+
+
+class DependencyTrees(Structure):
+    """Trees over a root plus n words from arc scores, as one structure object.
+
+    projective: Eisner's algorithm (argmax) and inside-outside (marginals)
+        over projective trees; otherwise Chu-Liu-Edmonds and the Matrix-Tree
+        theorem over all trees.
+    single_root: exactly one word hangs from the root.
+
+    A structure is a heads array (length n+1, heads[0] = -1). An annotation
+    may mark heads unknown with -2 (partial annotation): `gold_target`
+    completes it to the best tree that keeps every known arc. With
+    `projective`, a non-projective annotation is lifted to the nearest
+    projective tree (`lift_to_projective`): the projective structure cannot
+    put its mass on a tree outside it, so a CRF loss toward such a tree would
+    fall without bound.
+    """
+
+    name = "dependency tree"
+
+    def __init__(self, projective: bool = False, single_root: bool = True) -> None:
+        self.projective = bool(projective)
+        self.single_root = bool(single_root)
+
+    def __repr__(self) -> str:
+        return f"DependencyTrees(projective={self.projective}, single_root={self.single_root})"
+
+    def argmax(self, scores: Sequence[np.ndarray]) -> List[np.ndarray]:
+        if not len(scores):
+            return []
+        decode = eisner if self.projective else chu_liu_edmonds
+        return decode(list(scores), single_root=self.single_root)
+
+    def log_partition(self, scores: Sequence[np.ndarray]) -> List[float]:
+        if not len(scores):
+            return []
+        if self.projective:
+            return eisner_log_partition(list(scores), single_root=self.single_root)
+        return [log_z for log_z, _ in self.marginals(scores)]
+
+    def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        """(log Z, arc marginals) per sentence.
+
+        Non-projective: a sentence whose Matrix-Tree determinant loses its
+        precision (word arcs forming cycles many orders of magnitude stronger
+        than any tree, as scores grow late in training) gets the
+        zero-temperature limit instead, the best tree as its marginals and
+        its score as log Z, so one such sentence cannot stop a training run.
+        The functions `matrix_tree_marginals` and `eisner_marginals` raise
+        instead; this object is what training uses.
+        """
+        if not len(scores):
+            return []
+        if self.projective:
+            return eisner_marginals(list(scores), single_root=self.single_root)
+        try:
+            return matrix_tree_marginals(list(scores), single_root=self.single_root)
+        except FloatingPointError:
+            pass
+        results = []
+        for S in scores:
+            try:
+                results.append(matrix_tree_marginals(S, single_root=self.single_root))
+            except FloatingPointError:
+                heads = chu_liu_edmonds(S, single_root=self.single_root)
+                results.append((tree_score(S, heads), self.indicator(S.shape, heads)))
+        return results
+
+    def local_marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        """Each word picks its head on its own: a softmax over every column
+        (the root and the other words as heads)."""
+        results = []
+        for S in scores:
+            X = np.array(S, dtype=np.float64)
+            np.fill_diagonal(X, -np.inf)
+            X[:, 0] = -np.inf
+            P = np.zeros_like(X)
+            log_z = 0.0
+            if X.shape[0] > 1:
+                cols = X[:, 1:]
+                top = cols.max(axis=0, keepdims=True)
+                E = np.exp(cols - top)
+                sums = E.sum(axis=0, keepdims=True)
+                P[:, 1:] = E / sums
+                log_z = float((np.log(sums) + top).sum())
+            results.append((log_z, P))
+        return results
+
+    def add_hamming_cost(self, scores, golds, cost: float = 1.0) -> List[np.ndarray]:
+        return add_hamming_cost(list(scores), list(golds), cost=cost)
+
+    def indicator(self, shape: Tuple[int, ...], heads: np.ndarray) -> np.ndarray:
+        G = np.zeros(shape, dtype=np.float64)
+        G[heads[1:], np.arange(1, len(heads))] = 1.0
+        return G
+
+    def score(self, scores: np.ndarray, heads: np.ndarray) -> float:
+        return float(scores[heads[1:], np.arange(1, len(heads))].sum())
+
+    def complete(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        """The best tree of this structure that keeps every known arc of
+        `gold` (heads of -2 are unknown); `gold` itself when complete.
+        Raises NoLegalStructureError when the known arcs cannot be completed."""
+        gold = np.asarray(gold, dtype=np.int64)
+        if not (gold[1:] == UNKNOWN_HEAD).any():
+            return gold
+        S = np.array(scores, dtype=np.float64)
+        for d in np.flatnonzero(gold != UNKNOWN_HEAD):
+            if d == 0:
+                continue
+            keep = S[gold[d], d]
+            S[:, d] = -np.inf
+            S[gold[d], d] = keep
+        return self.argmax([S])[0]
+
+    def gold_target(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        """`complete`, then lifted to the nearest projective tree when the
+        structure is projective and the tree is not."""
+        heads = self.complete(scores, gold)
+        if self.projective and crossing_arcs(heads).any():
+            return lift_to_projective(heads, self.single_root)
+        return heads

@@ -30,7 +30,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._arrays import ArrayOrBatch, as_batch, check_scores, pack, unbatch, where
+from .arrays import ArrayOrBatch, as_batch, check_scores, pack, unbatch, where
 from ._segments import kbest_segments_batch
 
 __all__ = ["Segments", "kbest_segments", "select_segments"]
@@ -69,7 +69,7 @@ class Segments:
         )
 
 
-def _check_k(k: object) -> int:
+def check_k(k: object) -> int:
     if isinstance(k, bool):
         raise TypeError("k must be an int, not bool")
     try:
@@ -81,7 +81,7 @@ def _check_k(k: object) -> int:
     return k
 
 
-def _check_gap(max_gap: object, contiguous: bool) -> int:
+def check_gap(max_gap: object, contiguous: bool) -> int:
     """The effective maximum gap; -1 means unlimited."""
     if max_gap is not None:
         if isinstance(max_gap, bool):
@@ -138,8 +138,8 @@ def kbest_segments(
     equal scores the order is arbitrary.
     """
     items, single = as_batch(scores, "scores")
-    k = _check_k(k)
-    gap = _check_gap(max_gap, contiguous)
+    k = check_k(k)
+    gap = check_gap(max_gap, contiguous)
     arrays = [check_segment_scores(x, i, single) for i, x in enumerate(items)]
     if not arrays:
         return []

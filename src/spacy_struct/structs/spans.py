@@ -59,7 +59,8 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _spans
-from ._arrays import (
+from .base import Structure
+from .arrays import (
     ArrayOrBatch,
     NoLegalStructureError,
     as_batch,
@@ -80,6 +81,11 @@ __all__ = [
     "laminar_log_partition",
     "laminar_marginals",
     "add_hamming_cost",
+    "crosses",
+    "first_crossing",
+    "outermost",
+    "LaminarSpans",
+    "SpanTrees",
     "NoLegalStructureError",
 ]
 
@@ -248,3 +254,171 @@ def add_hamming_cost(
         sign[gold[:, 0], gold[:, 1], gold[:, 2]] = -1.0
         results.append(s + float(cost) * sign)
     return unbatch(results, single)
+
+
+# ------------------------------------------------------------ span-set helpers
+Range = Tuple[int, int]
+
+
+def crosses(a: Range, b: Range) -> bool:
+    """Two [start, end) ranges overlap and neither contains the other."""
+    return a[0] < b[0] < a[1] < b[1] or b[0] < a[0] < b[1] < a[1]
+
+
+def first_crossing(ranges: Sequence[Range]) -> Optional[Tuple[Range, Range]]:
+    """The first pair of [start, end) ranges (in start order) that cross, or
+    None when the ranges are laminar and so can be one tree."""
+    pairs = sorted(set((int(s), int(e)) for s, e in ranges))
+    for i, a in enumerate(pairs):
+        for b in pairs[i + 1:]:
+            if b[0] >= a[1]:
+                break
+            if crosses(a, b):
+                return a, b
+    return None
+
+
+def outermost(ranges: Sequence[Range]) -> List[int]:
+    """Indices of the [start, end) ranges that no other range contains, in
+    start order (of several equal ranges, the first); they never overlap
+    when the ranges are laminar."""
+    order = sorted(range(len(ranges)), key=lambda i: (ranges[i][0], -ranges[i][1]))
+    out: List[int] = []
+    for i in order:
+        if out and ranges[i][1] <= ranges[out[-1]][1]:
+            continue
+        out.append(i)
+    return out
+
+
+# ----------------------------------------------------------- structure objects
+class _SpanStructure(Structure):
+    """Shared parts of the two span structures: a width limit, the indicator
+    of a set of (start, end inclusive, label) rows, the Hamming cost."""
+
+    laminar = True
+
+    def __init__(self, max_width: int = 0) -> None:
+        if isinstance(max_width, bool) or not isinstance(max_width, (int, np.integer)) or max_width < 0:
+            raise ValueError(f"max_width must be 0 (no limit) or a positive integer, got {max_width!r}")
+        self.max_width = int(max_width)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(max_width={self.max_width})"
+
+    def masks(self, scores: Sequence[np.ndarray]) -> List[Optional[np.ndarray]]:
+        """The (n, n) mask of allowed spans per sentence (None: all)."""
+        if not self.max_width:
+            return [None] * len(scores)
+        return [_width_mask(s.shape[0], self.max_width) for s in scores]
+
+    def argmax(self, scores: Sequence[np.ndarray]) -> List[np.ndarray]:
+        if not len(scores):
+            return []
+        return [spans for spans, _ in _argmax(list(scores), self.masks(scores), self.laminar)]
+
+    def log_partition(self, scores: Sequence[np.ndarray]) -> List[float]:
+        if not len(scores):
+            return []
+        return _log_partition(list(scores), self.masks(scores), self.laminar)
+
+    def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        if not len(scores):
+            return []
+        return _marginals(list(scores), self.masks(scores), self.laminar)
+
+    def add_hamming_cost(self, scores, golds, cost: float = 1.0) -> List[np.ndarray]:
+        return add_hamming_cost(list(scores), list(golds), cost)
+
+    def indicator(self, shape: Tuple[int, ...], spans: np.ndarray) -> np.ndarray:
+        G = np.zeros(shape, dtype=np.float64)
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 3)
+        G[spans[:, 0], spans[:, 1], spans[:, 2]] = 1.0
+        return G
+
+    def same(self, y1: np.ndarray, y2: np.ndarray) -> bool:
+        rows = lambda y: {tuple(int(v) for v in r) for r in np.asarray(y).reshape(-1, 3)}
+        return rows(y1) == rows(y2)
+
+    def local_marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        """Every allowed span decides on its own between its labels and
+        being out (score 0): a softmax over [0, scores[i, j, :]] per allowed span."""
+        results = []
+        for S in scores:
+            n = S.shape[0]
+            allowed = self._allowed(n)
+            X = np.where(allowed[:, :, None], np.asarray(S, dtype=np.float64), -np.inf)
+            top = np.maximum(X.max(axis=2, keepdims=True), 0.0)
+            E = np.exp(X - top)
+            denom = np.exp(-top) + E.sum(axis=2, keepdims=True)
+            P = E / denom
+            log_z = float(np.where(allowed, (np.log(denom) + top)[:, :, 0], 0.0).sum())
+            results.append((log_z, P))
+        return results
+
+    def _allowed(self, n: int) -> np.ndarray:
+        upper = np.triu(np.ones((n, n), dtype=bool))
+        return upper if not self.max_width else upper & _width_mask(n, self.max_width)
+
+
+class LaminarSpans(_SpanStructure):
+    """Sets of labeled spans that pairwise do not cross (nested NER), decoded
+    by CKY; any subset is allowed, the empty set included, and spans left
+    out score 0 (see the module docstring, formulation 2).
+
+    max_width: longest span in words (0: no limit).
+
+    An annotation is (start, end inclusive, label) rows; a span may carry
+    several gold labels, and then stands for any one of them: `gold_score`
+    sums over the choices (log-sum-exp per span), `gold_target` takes the
+    best-scoring one.
+    """
+
+    name = "laminar span set"
+    laminar = True
+
+    def _label_groups(self, gold: np.ndarray):
+        groups = {}
+        for s, e, l in np.asarray(gold, dtype=np.int64).reshape(-1, 3):
+            labels = groups.setdefault((int(s), int(e)), [])
+            if int(l) not in labels:
+                labels.append(int(l))
+        return groups
+
+    def gold_target(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        rows = [(s, e, max(labels, key=lambda l: scores[s, e, l]))
+                for (s, e), labels in self._label_groups(gold).items()]
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+    def gold_score(self, scores: np.ndarray, gold: np.ndarray) -> Tuple[float, np.ndarray]:
+        grad = np.zeros(scores.shape, dtype=np.float64)
+        total = 0.0
+        for (s, e), labels in self._label_groups(gold).items():
+            values = scores[s, e, labels]
+            top = values.max()
+            weights = np.exp(values - top)
+            total += float(top + np.log(weights.sum()))
+            grad[s, e, labels] = weights / weights.sum()
+        return total, grad
+
+
+class SpanTrees(_SpanStructure):
+    """Labeled binary trees over the words (constituency-style), decoded by
+    CKY: 2n - 1 spans, each with exactly one label (the module docstring,
+    formulation 1). A width limit would leave no binary tree over a longer
+    sentence, so this structure has none.
+    """
+
+    name = "binary span tree"
+    laminar = False
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+    def __repr__(self) -> str:
+        return "SpanTrees()"
+
+
+def _width_mask(n: int, max_width: int) -> np.ndarray:
+    width = np.arange(n)[None, :] - np.arange(n)[:, None] + 1
+    return width <= max_width

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import NoLegalStructureError
+from ..arrays import NoLegalStructureError
 
 
 def _find_cycle(heads: np.ndarray):

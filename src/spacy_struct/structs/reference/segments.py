@@ -12,15 +12,15 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from ..segments import Segments, _check_gap, _check_k, check_segment_scores
+from ..segments import Segments, check_gap, check_k, check_segment_scores
 
 
 def kbest_segments(
     scores, k: int, max_gap: Optional[int] = None, contiguous: bool = False
 ) -> Union[Segments, List[Segments]]:
     """Same contract as `spacy_struct.structs.segments.kbest_segments`."""
-    k = _check_k(k)
-    gap = _check_gap(max_gap, contiguous)
+    k = check_k(k)
+    gap = check_gap(max_gap, contiguous)
     if isinstance(scores, (list, tuple)):
         return [
             _kbest_one(check_segment_scores(s, i, False), k, gap)

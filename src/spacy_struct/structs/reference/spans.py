@@ -12,7 +12,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-from .._arrays import NoLegalStructureError, as_batch, check_mask, check_scores, unbatch
+from ..arrays import NoLegalStructureError, as_batch, check_mask, check_scores, unbatch
 
 NEG_INF = -np.inf
 

@@ -1,6 +1,6 @@
 """The demo job: train each component, run it on raw text, render it with displaCy.
 
-python -m spacy_struct.demo --data-dir ../shared/data --output displacy [--only parse|nested]
+python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
   for a short budget (1 epoch); otherwise on the embedded sample corpus. A
@@ -36,7 +36,7 @@ def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
     from spacy import displacy
 
     from .bench.systems import timed_train
-    from .convert.conllu import convert_file
+    from spacy_struct.convert.conllu import convert_file
 
     ewt = data_dir / "ud_english_ewt"
     train_src = next(iter(sorted(ewt.glob("en_ewt-ud-train.conllu*"))), None) if ewt.exists() else None
@@ -72,7 +72,7 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     from spacy import displacy
 
     from .bench.systems import timed_train
-    from .convert.spans_jsonl import convert_file
+    from spacy_struct.convert.spans_jsonl import convert_file
 
     genia = data_dir / "genia_nested_ner"
     if (genia / "train.jsonl.gz").exists() and (genia / "dev.jsonl").exists():
@@ -107,7 +107,7 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spacy_struct.demo")
+    parser = argparse.ArgumentParser(prog="python -m tools.demo")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--output", type=Path, default=Path("displacy"))
     parser.add_argument("--training", type=Path, default=Path("training/demo"))

@@ -1,9 +1,9 @@
 """Benchmarks.
 
-python -m spacy_struct.bench structs [--sizes 10 20 40 80] [--output FILE]
-python -m spacy_struct.bench train CONFIG OUTPUT [--key.path value ...]
-python -m spacy_struct.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE]
-python -m spacy_struct.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE]
+python -m tools.bench structs [--sizes 10 20 40 80] [--output FILE]
+python -m tools.bench train CONFIG OUTPUT [--key.path value ...]
+python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE]
+python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE]
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spacy_struct.bench")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench")
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("structs", help="structure decoders vs their numpy references")
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])

@@ -19,13 +19,15 @@ from spacy.util import registry
 from thinc.api import Model
 
 from ._edge_features import edge_grads, edge_scores
-from .batch import ParseBatch, ParseScores, gather_nodes, scatter_nodes
+from .arc_scorer import ParseScores
+from .batch import SentenceBatch, with_root, without_root
 from .edge_labeler import build_edge_labeler, size_edge_labeler
+from .encoder import per_sentence
 
 _ROOT_ID = 0x524F4F54
 
 
-def node_features(batch: ParseBatch):
+def node_features(batch: SentenceBatch):
     """Per node (root first in each sentence) word, POS and prefix ids."""
     words, tags, prefixes, long_word, offsets = [], [], [], [], [0]
     for doc_i, start, end in batch.sents:
@@ -53,7 +55,7 @@ def node_features(batch: ParseBatch):
 @registry.architectures("spacy_struct.EdgeFeatures.v1")
 def build_edge_features(
     n_bits: int = 22, label_embed: Model | None = None, label_width: int = 64
-) -> Model[ParseBatch, ParseScores]:
+) -> Model[SentenceBatch, ParseScores]:
     """Sparse edge-feature arc scores (McDonald et al. 2005) with an edge labeler.
 
     n_bits: the hashed weight vector has 2^n_bits entries.
@@ -71,22 +73,23 @@ def build_edge_features(
             rows=[5000, 1000, 2500, 500], include_static_vectors=False,
         )
     labeler = build_edge_labeler()
+    words = per_sentence(label_embed)
     return Model(
         "edge_features",
         _forward,
         init=_init,
-        layers=[label_embed, labeler],
-        refs={"label_embed": label_embed, "labeler": labeler},
+        layers=[words, labeler],
+        refs={"label_embed": label_embed, "words": words, "labeler": labeler, "output": labeler},
         dims={"n_bits": n_bits, "label_width": label_width, "nI": None},
         params={"weights": None, "root": None, "W": None, "b": None},
-        attrs={"dropout_rate": 0.0, "needs_tags": True},
+        attrs={"needs_tags": True},
     )
 
 
-def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
-    embed = model.get_ref("label_embed")
-    embed.initialize(X=X.docs if X is not None else None)
-    width = embed.get_dim("nO")
+def _init(model: Model, X: SentenceBatch | None = None, Y=None) -> Model:
+    words = model.get_ref("words")
+    words.initialize(X=X)
+    width = words.get_dim("nO")
     k = model.get_dim("label_width")
     model.set_dim("nI", width)
     rng = np.random.default_rng(0)
@@ -99,7 +102,7 @@ def _init(model: Model, X: ParseBatch | None = None, Y=None) -> Model:
     return model
 
 
-def _forward(model: Model, batch: ParseBatch, is_train: bool):
+def _forward(model: Model, batch: SentenceBatch, is_train: bool):
     weights = model.get_param("weights")
     word, tag, pre, long_word, offsets = node_features(batch)
     flat = np.zeros(int(sum((offsets[1:] - offsets[:-1]) ** 2)), dtype=np.float64)
@@ -111,12 +114,10 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         arcs.append(flat[pos:pos + n1 * n1].reshape(n1, n1).astype(np.float32))
         pos += n1 * n1
 
-    embed = model.get_ref("label_embed")
-    vecs, bp_embed = embed(batch.docs, is_train)
-    vecs = [np.asarray(v, dtype=np.float32) for v in vecs]
+    sent_vecs, bp_words = model.get_ref("words")(batch, is_train)
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
     k = model.get_dim("label_width")
-    X, _ = gather_nodes(vecs, root, batch.sents)
+    X, _ = with_root(sent_vecs, root)
     pre_act = X @ W + b
     act = np.maximum(pre_act, 0)
     label_dep = [act[offsets[i]:offsets[i + 1], :k] for i in range(len(batch.sents))]
@@ -132,9 +133,8 @@ def _forward(model: Model, batch: ParseBatch, is_train: bool):
         d_pre = d_act * (pre_act > 0)
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
-        d_vecs, d_root = scatter_nodes(d_pre @ W.T, offsets, vecs, batch.sents)
+        d_sents, d_root = without_root(d_pre @ W.T, offsets)
         model.inc_grad("root", d_root)
-        bp_embed([embed.ops.asarray(v) for v in d_vecs])
-        return batch
+        return bp_words(d_sents)
 
     return ParseScores(arcs, label_dep, label_head), backprop

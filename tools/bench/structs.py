@@ -15,10 +15,10 @@ from typing import Callable, List, Sequence
 
 import numpy as np
 
-from ..structs import dependency, segments, spans
-from ..structs.reference import dependency as ref_dependency
-from ..structs.reference import segments as ref_segments
-from ..structs.reference import spans as ref_spans
+from spacy_struct.structs import dependency, segments, spans
+from spacy_struct.structs.reference import dependency as ref_dependency
+from spacy_struct.structs.reference import segments as ref_segments
+from spacy_struct.structs.reference import spans as ref_spans
 
 N_LABELS = 5       # span labels (GENIA has 5 entity types)
 N_TYPES = 3        # segment types

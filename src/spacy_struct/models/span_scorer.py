@@ -19,32 +19,28 @@ gets the sum of three terms:
 
 Every span of every length is scored: O(n^2 L) scores per sentence of n
 words, all from O(n) vectors, so a 100-word sentence costs no more than a
-matrix product. Like the arc scorer, a BiLSTM (`context_width`) gives each
-word its whole sentence before the views are taken.
+matrix product. The word vectors come from the shared sentence encoder
+(`encoder.py`), whose BiLSTM (`context_width`) gives each word its whole
+sentence before the views are taken: the scorer is `chain(encoder, span head)`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from functools import lru_cache
+from typing import List, Optional, Tuple
 
 import numpy as np
 from spacy.util import registry
 from thinc.api import Model
+from thinc.types import Floats2d
 
-from ..layers import BiLSTM, initialize_encoder
+from .batch import SentenceBatch
+from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
+from .encoder import build_sentence_encoder
+from .scorer import encoder_and_head
 
 # widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
 _WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)
 N_WIDTH_BUCKETS = len(_WIDTH_EDGES)
-_grid_cache: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
-
-
-@dataclass
-class SpanBatch:
-    """Docs and the sentences to score: (doc index, start, end)."""
-
-    docs: list
-    sents: List[Tuple[int, int, int]]
 
 
 def width_buckets(n: int) -> np.ndarray:
@@ -57,15 +53,15 @@ def _upper(n: int) -> np.ndarray:
     return _span_grid(n)[1]
 
 
+@lru_cache(maxsize=512)
 def _span_grid(n: int) -> Tuple[np.ndarray, np.ndarray]:
-    got = _grid_cache.get(n)
-    if got is None:
-        width = np.arange(n)[None, :] - np.arange(n)[:, None] + 1
-        buckets = np.maximum(np.digitize(np.maximum(width, 1), _WIDTH_EDGES) - 1, 0).astype(np.int64)
-        got = (buckets, (width >= 1).astype(np.float32)[:, :, None])
-        if n <= 256:
-            _grid_cache[n] = got
-    return got
+    """Width buckets and span mask of a sentence of n words, cached per
+    length; read-only."""
+    width = np.arange(n)[None, :] - np.arange(n)[:, None] + 1
+    buckets = np.maximum(np.digitize(np.maximum(width, 1), _WIDTH_EDGES) - 1, 0).astype(np.int64)
+    upper = (width >= 1).astype(np.float32)[:, :, None]
+    buckets.flags.writeable = upper.flags.writeable = False
+    return buckets, upper
 
 
 @registry.architectures("spacy_struct.SpanScorer.v1")
@@ -76,8 +72,8 @@ def build_span_scorer(
     context_width: int = 256,
     context_depth: int = 1,
     attention: bool = True,
-) -> Model[SpanBatch, List[np.ndarray]]:
-    """Scores of every span and label over a tok2vec sublayer.
+) -> Model[SentenceBatch, List[np.ndarray]]:
+    """Scores of every span and label over the sentence encoder.
 
     tok2vec: docs to one vector per token (a listener to share a `tok2vec`
         component, or a layer of its own).
@@ -88,39 +84,37 @@ def build_span_scorer(
         sentence before scoring; 0 for none.
     context_depth: its number of layers.
     attention: add the attention-pooled content term.
-    Output: per sentence an (n, n, L) float32 array, [i, j, l] the score of
-    words i..j (inclusive) as label l; entries with j < i are 0.
+    RETURNS: a Model from a SentenceBatch to one (n, n, L) float32 array per
+        sentence, [i, j, l] the score of words i..j (inclusive) as label l,
+        0 where j < i. Its ref "output" (the head) holds nO = L, which must
+        be set before initializing.
     """
+    encoder = build_sentence_encoder(tok2vec, 0, context_width, context_depth, dropout)
+    return encoder_and_head(encoder, span_head(hidden_width, dropout, attention))
+
+
+def span_head(hidden_width: int, dropout: float, attention: bool) -> Model[List[Floats2d], List[np.ndarray]]:
+    """The head alone: per-sentence word vectors to span scores."""
     if hidden_width < 1:
         raise ValueError(f"hidden_width must be positive, not {hidden_width}")
-    if context_width < 0 or context_width % 2:
-        raise ValueError(f"context_width must be 0 or a positive even number, not {context_width}")
-    if context_width and context_depth < 1:
-        raise ValueError(f"context_depth must be at least 1, not {context_depth}")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1), not {dropout}")
+    check_dropout(dropout)
     params = {"W": None, "b": None, "U": None, "width": None, "content": None}
     if attention:
         params.update(attend=None, pooled=None)
-    refs = {"tok2vec": tok2vec}
-    if context_width:
-        refs["context"] = BiLSTM(context_width, depth=context_depth, dropout=dropout)
     return Model(
-        "span_scorer",
+        "span_head",
         _forward,
         init=_init,
-        layers=list(refs.values()),
-        refs=refs,
         dims={"nI": None, "nO": None, "hidden_width": hidden_width},
         params=params,
-        attrs={"scorer_dropout": dropout, "attention": bool(attention)},
+        attrs={SCORER_DROPOUT: dropout, "attention": bool(attention)},
     )
 
 
-def _init(model: Model, X: SpanBatch | None = None, Y=None) -> Model:
-    width = initialize_encoder(model, X.docs if X is not None else None)
+def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     if not model.has_dim("nO") or model.get_dim("nO") is None:
         raise ValueError("SpanScorer: the number of labels (nO) must be set before initializing")
+    width = model.get_dim("nI")
     h, L = model.get_dim("hidden_width"), model.get_dim("nO")
     rng = np.random.default_rng(0)
     limit = np.sqrt(6.0 / (width + 2 * h))
@@ -176,21 +170,12 @@ def _attention_mean(relevance: np.ndarray, values: np.ndarray):
     return mean, backprop
 
 
-def _forward(model: Model, batch: SpanBatch, is_train: bool):
-    tok2vec = model.get_ref("tok2vec")
-    rate = model.attrs["scorer_dropout"] if is_train else 0.0
+def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, L = model.get_dim("hidden_width"), model.get_dim("nO")
     W, b, U = model.get_param("W"), model.get_param("b"), model.get_param("U")
     Wd, Wc = model.get_param("width"), model.get_param("content")
     U2 = U.reshape(h + 1, L * (h + 1))
 
-    tokvecs, bp_tok2vec = tok2vec(batch.docs, is_train)
-    tokvecs = [np.asarray(t, dtype=np.float32) for t in tokvecs]
-    sent_vecs = [tokvecs[d][s:e] for d, s, e in batch.sents]
-    if model.has_ref("context"):
-        context = model.get_ref("context")
-        context.attrs["dropout_rate"] = rate  # training.dropout reaches it too; keep ours
-        sent_vecs, bp_context = context(sent_vecs, is_train)
     sizes = [len(x) for x in sent_vecs]
     offsets = np.cumsum([0] + sizes)
     if offsets[-1] == 0:
@@ -198,10 +183,7 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
     else:
         X = np.concatenate(sent_vecs).astype(np.float32, copy=False)
     pre = X @ W + b
-    act = np.maximum(pre, 0)
-    if rate:
-        keep = (np.random.random_sample(act.shape) >= rate).astype(np.float32) / (1.0 - rate)
-        act = act * keep
+    act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
     ones = np.ones((len(X), 1), dtype=np.float32)
     S1 = np.concatenate([act[:, :h], ones], axis=1)  # start views
     E1 = np.concatenate([act[:, h:], ones], axis=1)  # end views
@@ -257,9 +239,7 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
         model.inc_grad("width", d_Wd)
         model.inc_grad("content", X.T @ d_words)
         d_S1 = d_T_all @ U2.T
-        d_act = np.concatenate([d_S1[:, :h], d_E1[:, :h]], axis=1)
-        if rate:
-            d_act *= keep
+        d_act = bp_dropout(np.concatenate([d_S1[:, :h], d_E1[:, :h]], axis=1))
         d_pre = d_act * (pre > 0)
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
@@ -268,13 +248,6 @@ def _forward(model: Model, batch: SpanBatch, is_train: bool):
             model.inc_grad("attend", X.T @ d_relevance)
             model.inc_grad("pooled", X.T @ d_values)
             dX += d_relevance @ Wa.T + d_values @ Wp.T
-        d_sents = [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
-        if model.has_ref("context"):
-            d_sents = bp_context(d_sents)
-        d_tokvecs = [np.zeros_like(t) for t in tokvecs]
-        for (d, s, e), g in zip(batch.sents, d_sents):
-            d_tokvecs[d][s:e] += g
-        bp_tok2vec([tok2vec.ops.asarray(t) for t in d_tokvecs])
-        return batch
+        return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
     return outputs, backprop

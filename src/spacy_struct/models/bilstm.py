@@ -15,19 +15,32 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 import numpy as np
+from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 
+
+@registry.layers("spacy_struct.BiLSTM.v1")
 def BiLSTM(
     nO: int, nI: Optional[int] = None, depth: int = 1, dropout: float = 0.0
 ) -> Model[List[Floats2d], List[Floats2d]]:
-    """nO: output width (half per direction); depth: stacked layers;
-    dropout: on each layer's input in training."""
+    """A bidirectional LSTM over each sequence of a list.
+
+    nO: output width (half per direction), a positive even number.
+    nI: input width (inferred at initialization when None).
+    depth: number of stacked layers.
+    dropout: on each layer's input in training; the layer's own rate, which
+        spaCy's `training.dropout` does not override.
+    RETURNS: a Model from a list of (length, nI) arrays to a list of
+        (length, nO) arrays.
+    """
     if nO <= 0 or nO % 2:
         raise ValueError(f"BiLSTM width must be a positive even number, not {nO}")
     if depth < 1:
         raise ValueError(f"BiLSTM depth must be at least 1, not {depth}")
+    check_dropout(dropout)
     params = {}
     for layer in range(depth):
         params.update({f"W{layer}": None, f"U{layer}": None, f"b{layer}": None})
@@ -37,7 +50,7 @@ def BiLSTM(
         init=_init,
         dims={"nO": nO, "nI": nI},
         params=params,
-        attrs={"depth": depth, "dropout_rate": dropout},
+        attrs={"depth": depth, SCORER_DROPOUT: dropout},
     )
 
 
@@ -95,10 +108,10 @@ def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
         ]
     rows, running = _time_layout(lengths)
     X = np.concatenate([np.asarray(x, dtype=np.float32) for x in Xs])
-    rate = model.attrs["dropout_rate"] if is_train else 0.0
+    rate = model.attrs[SCORER_DROPOUT]
     backprops = []
     for layer in range(model.attrs["depth"]):
-        X, bp = _layer_forward(model, layer, X, rows, running, rate)
+        X, bp = _layer_forward(model, layer, X, rows, running, rate, is_train)
         backprops.append(bp)
     splits = np.cumsum(lengths)[:-1]
 
@@ -112,14 +125,13 @@ def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
 
 
 def _layer_forward(
-    model: Model, layer: int, X: np.ndarray, rows: np.ndarray, running: np.ndarray, rate: float
+    model: Model, layer: int, X: np.ndarray, rows: np.ndarray, running: np.ndarray,
+    rate: float, is_train: bool,
 ):
     W, U, b = (model.get_param(f"{p}{layer}") for p in "WUb")
     hidden = U.shape[1]
     n_words = X.shape[0]
-    if rate:
-        keep = (np.random.random_sample(X.shape) >= rate).astype(np.float32) / (1.0 - rate)
-        X = X * keep
+    X, bp_dropout = apply_dropout(X, rate, is_train)
     # input projection for all words and both directions at once
     XW = np.stack([X @ W[0], X @ W[1]]) + b[:, None, :]  # (2, N, 4H)
     n_steps = len(running)
@@ -169,9 +181,6 @@ def _layer_forward(
         model.inc_grad(f"W{layer}", np.stack([X.T @ dXW[0], X.T @ dXW[1]]))
         model.inc_grad(f"U{layer}", dU)
         model.inc_grad(f"b{layer}", dXW.sum(1))
-        dX = dXW[0] @ W[0].T + dXW[1] @ W[1].T
-        if rate:
-            dX *= keep
-        return dX
+        return bp_dropout(dXW[0] @ W[0].T + dXW[1] @ W[1].T)
 
     return Y, backprop

@@ -22,7 +22,7 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
     from spacy.tokens import Doc
     from spacy.training import Corpus, Example
 
-    from ..nested_ner.scoring import score_nested_spans
+    from spacy_struct.nested_ner.scoring import score_nested_spans
 
     for system in systems:
         system.nlp = spacy.load(system.path)

@@ -7,7 +7,7 @@ non-projective figures), so the numbers of spaCy's `parser` and of
 `mst_parser` are computed identically. Speed: each pipeline parses the docs
 `repeats` times, pipelines taking turns, and the best time counts, so a
 background hiccup hurts no one system. Training time comes from the
-`training_time.json` that `python -m spacy_struct.bench train` writes.
+`training_time.json` that `python -m tools.bench train` writes.
 """
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
     import spacy
     from spacy.training import Example
 
-    from ..mst_parser.scoring import crossing_arcs, score_mst_parse, sentence_heads
+    from spacy_struct.mst_parser.scoring import score_mst_parse, sentence_heads
+    from spacy_struct.structs import crossing_arcs
 
     for system in systems:
         system.nlp = spacy.load(system.path)

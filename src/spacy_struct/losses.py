@@ -1,0 +1,107 @@
+"""Structured training losses, written once over the structure protocol.
+
+Each loss takes a structure object (`spacy_struct.structs.base.Structure`:
+dependency trees, span trees, laminar span sets, ...), one float64 score
+array per sentence and one gold annotation per sentence, and returns the
+summed loss and one gradient array per sentence (same shape as the scores):
+
+- "crf": the negative log-likelihood of the gold structure under a CRF over
+  all structures, log Z - score(gold). Gradient: marginals minus the gold
+  indicator. Where the annotation admits several structures (unknown heads,
+  a span with two gold labels) the gold term is handled by the structure's
+  `gold_score`.
+- "margin": the structured hinge of online large-margin training,
+  max_y [score(y) + cost * Hamming(y, gold)] - score(gold), found by
+  cost-augmented decoding. Gradient: indicator of the cost-augmented
+  argmax minus that of the gold structure (a subgradient).
+- "local": the CRF loss of the factorized relaxation (each word's head,
+  each span's label, decided on its own; `local_marginals`). It ignores
+  the structural constraints in training; the decoder restores them.
+
+The hinge is clamped per sentence: the batch loss is the sum of
+max(0, violation) over its sentences, the structured SVM objective. Clamping
+the batch sum instead would let a sentence that is already separated by a
+wide margin cancel the loss (though not the gradient) of one that is not, so
+the reported loss would disagree with the gradient that is applied.
+
+The losses are registered under their names in `losses_registry`; a
+package can add one through the `spacy_struct_losses` entry point, and a
+component's `loss` setting names it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Sequence, Tuple
+
+import catalogue
+import numpy as np
+
+from .structs.base import Structure
+
+LossResult = Tuple[float, List[np.ndarray]]
+LossFunction = Callable[..., LossResult]
+
+losses_registry = catalogue.create("spacy_struct", "losses", entry_points=True)
+
+
+@losses_registry.register("crf")
+def crf_loss(
+    structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
+) -> LossResult:
+    """log Z - gold score per sentence, summed (`cost` is unused)."""
+    return _likelihood_loss(structure.marginals(scores), structure, scores, golds)
+
+
+@losses_registry.register("local")
+def local_loss(
+    structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
+) -> LossResult:
+    """The CRF loss of the factorized relaxation (`cost` is unused)."""
+    return _likelihood_loss(structure.local_marginals(scores), structure, scores, golds)
+
+
+def _likelihood_loss(results, structure: Structure, scores, golds) -> LossResult:
+    loss, grads = 0.0, []
+    for S, gold, (log_z, marginals) in zip(scores, golds, results):
+        gold_value, gold_grad = structure.gold_score(S, gold)
+        loss += log_z - gold_value
+        grads.append(marginals - gold_grad)
+    return loss, grads
+
+
+@losses_registry.register("margin")
+def margin_loss(
+    structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
+) -> LossResult:
+    """Structured hinge with a Hamming cost of `cost` per wrong part,
+    clamped at 0 per sentence."""
+    if not np.isfinite(cost) or cost < 0:
+        raise ValueError(f"margin cost must be a finite number >= 0, got {cost!r}")
+    targets = [structure.gold_target(S, g) for S, g in zip(scores, golds)]
+    augmented = structure.add_hamming_cost(scores, targets, cost)
+    predicted = structure.argmax(augmented)
+    loss, grads = 0.0, []
+    for S, A, target, pred in zip(scores, augmented, targets, predicted):
+        grad = np.zeros(S.shape, dtype=np.float64)
+        if not structure.same(pred, target):
+            violation = structure.score(A, pred) - structure.score(A, target)
+            if violation > 0:
+                loss += violation
+                grad += structure.indicator(S.shape, pred)
+                grad -= structure.indicator(S.shape, target)
+        grads.append(grad)
+    return loss, grads
+
+
+def get_loss(name: str) -> LossFunction:
+    """The registered loss called `name`, or a ValueError listing the names."""
+    try:
+        return losses_registry.get(name)
+    except catalogue.RegistryError:
+        raise ValueError(
+            f"unknown loss {name!r}; the registered losses are {loss_names()}"
+        ) from None
+
+
+def loss_names() -> Tuple[str, ...]:
+    """Names of the registered losses."""
+    return tuple(sorted(losses_registry.get_all()))

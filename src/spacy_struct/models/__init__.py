@@ -1,0 +1,32 @@
+"""Registered thinc architectures: the shared sentence encoder and the heads
+that the components' scorers chain onto it.
+
+- `encoder.py`: `spacy_struct.SentenceEncoder.v1` (tok2vec, characters,
+  BiLSTM, per-sentence gather/scatter); `bilstm.py`: `spacy_struct.BiLSTM.v1`.
+- `arc_scorer.py`: `spacy_struct.BiaffineArcScorer.v1` (dependency arcs);
+  `edge_labeler.py`: the second-stage arc labeler;
+  `edge_features.py`: `spacy_struct.EdgeFeatures.v1` (sparse arc features).
+- `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
+- `scorer.py`: `encoder_and_head`, the composition every scorer uses.
+"""
+from .arc_scorer import ParseScores, build_biaffine_arc_scorer
+from .batch import SentenceBatch
+from .bilstm import BiLSTM
+from .edge_features import build_edge_features
+from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, per_sentence, with_characters
+from .scorer import encoder_and_head
+from .span_scorer import build_span_scorer
+
+__all__ = [
+    "BiLSTM",
+    "DEFAULT_TOK2VEC_CONFIG",
+    "ParseScores",
+    "SentenceBatch",
+    "build_biaffine_arc_scorer",
+    "build_edge_features",
+    "build_sentence_encoder",
+    "build_span_scorer",
+    "encoder_and_head",
+    "per_sentence",
+    "with_characters",
+]

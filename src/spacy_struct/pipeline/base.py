@@ -1,0 +1,363 @@
+"""What every structured component does the same way, written once.
+
+A structured component reads gold from `Example`s, builds one structure per
+sentence, trains a scorer through a structured loss and writes annotations.
+Only reading the gold, decoding and writing are its own; the rest is here,
+in parts a component takes as it needs them:
+
+- `SentenceBatching`: which token ranges a structure is built over
+  (`sentences.py`) and the `SentenceBatch` a scorer reads.
+- `LabelSet`: `labels`, `label_data`, `add_label`, and setting the label set
+  at initialization, with resizing checked through the output layer's `nO`
+  dimension (the layer the scorer names "output"), not through parameter
+  names.
+- `GoldErrors`: one format for errors about a training example, naming the
+  component, the example and its text.
+- `StructuredComponent`: a `TrainablePipe` with all of the above plus the
+  gradient training loop (`update`, `get_loss`, `initialize`) over a
+  registered loss (`spacy_struct.losses`) and the component's structure
+  object (`spacy_struct.structs`), and the settings contract: what was
+  learned (labels) comes from disk, how to decode comes from the config.
+
+A component without a gradient loss (a sampler) takes `SentenceBatching`,
+`LabelSet` and `GoldErrors` and its own `update`.
+"""
+
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Model, Optimizer, set_dropout_rate
+
+from ..losses import get_loss, loss_names
+from ..models.batch import SentenceBatch
+from ..structs.base import Structure
+from .sentences import Range, check_sentence_limits, sentence_ranges
+
+#: Version of the saved model layout. A pipeline saved with another one was
+#: built from another layer tree and cannot be loaded into this one.
+MODEL_FORMAT = 2
+
+#: The defaults of the settings every structured component takes, for the
+#: components' `default_config`: the best on every benchmark so far.
+SHARED_DEFAULTS: Dict[str, Any] = {
+    "loss": "crf",
+    "margin_cost": 1.0,
+    "max_unsegmented_length": 200,
+    "max_sentence_length": 512,
+}
+
+
+class SentenceBatching:
+    """Token ranges to build structures over, and the batch a scorer reads.
+
+    Needs `self.cfg` with "max_unsegmented_length" and "max_sentence_length".
+    """
+
+    cfg: Dict[str, Any]
+
+    def sentence_ranges(self, doc: Doc) -> List[Range]:
+        """The [start, end) token ranges of `doc` that get one structure each."""
+        return sentence_ranges(
+            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
+        )
+
+    def make_batch(
+        self, docs: Sequence[Doc], ranges: Optional[Sequence[List[Range]]] = None
+    ) -> SentenceBatch:
+        """A SentenceBatch of `docs`, with the given ranges per doc or their own."""
+        if ranges is None:
+            ranges = [self.sentence_ranges(doc) for doc in docs]
+        sents = [(i, s, e) for i, rs in enumerate(ranges) for s, e in rs]
+        return SentenceBatch(list(docs), sents)
+
+
+class GoldErrors:
+    """One message format for a problem with a training example."""
+
+    name: str
+
+    def gold_error(self, index: int, eg: Example, problem: str) -> ValueError:
+        """A ValueError "<component>: example <index> ('<text>...'): <problem>"."""
+        return ValueError(f"{self.name}: example {index} ({preview(eg)}): {problem}")
+
+
+class LabelSet:
+    """The label set in `cfg["labels"]`, sized into the scorer's "output" layer."""
+
+    cfg: Dict[str, Any]
+    model: Model
+    name: str
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """The labels the component predicts, in the order of the output layer."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """The labels, for `nlp.initialize(labels=...)` (`spacy init labels`)."""
+        return list(self.labels)
+
+    @property
+    def is_sized(self) -> bool:
+        """Whether the output layer's size (nO, the number of labels) is fixed."""
+        output = self.model.get_ref("output")
+        return output.has_dim("nO") is True
+
+    def add_label(self, label: str) -> int:
+        """Add a label before initialization.
+
+        label: a non-empty string.
+        RETURNS: 1 if the label was added, 0 if it was there already.
+        """
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"{self.name}: a label must be a non-empty string, got {label!r}")
+        if label in self.cfg["labels"] or label in self.implicit_labels:
+            return 0
+        if self.is_sized:
+            raise ValueError(
+                f"{self.name}: cannot add label {label!r} to a component that is already "
+                f"initialized; initialize it again with data that has the label"
+            )
+        self.cfg["labels"].append(label)
+        return 1
+
+    #: labels the component writes without predicting them (mst_parser's ROOT)
+    implicit_labels: Tuple[str, ...] = ()
+
+    def set_labels(self, labels: Sequence[str]) -> None:
+        """Replace the label set and size the output layer to it.
+
+        Raises a ValueError for a label that is not a non-empty string, and
+        for a component whose output layer already has another size.
+        """
+        found = []
+        for label in labels:
+            if not isinstance(label, str) or not label:
+                raise ValueError(f"{self.name}: a label must be a non-empty string, got {label!r}")
+            if label not in self.implicit_labels and label not in found:
+                found.append(label)
+        output = self.model.get_ref("output")
+        if self.is_sized and output.get_dim("nO") != len(found):
+            raise ValueError(
+                f"{self.name}: the component is already initialized with "
+                f"{output.get_dim('nO')} labels and cannot be resized to {len(found)}; "
+                f"add a new {self.name} component for the new label set"
+            )
+        self.cfg["labels"] = found
+        output.set_dim("nO", len(found))
+
+
+class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe):
+    """Base of the gradient-trained structured components.
+
+    A subclass gives:
+    - `structure`: the structure object its loss and decoder use;
+    - `gold(eg, index)`: the sentence ranges of `eg.predicted` with gold,
+      and one gold annotation per range;
+    - `get_loss_from_scores(batch, scores, golds)`: loss and the gradient
+      of the scores (usually `structure_loss` on the float64 scores);
+    - `labels_in(examples)` and `missing_labels_message`, for `initialize`;
+    - `predict` and `set_annotations`.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str,
+        *,
+        loss: str = SHARED_DEFAULTS["loss"],
+        margin_cost: float = SHARED_DEFAULTS["margin_cost"],
+        max_unsegmented_length: int = SHARED_DEFAULTS["max_unsegmented_length"],
+        max_sentence_length: int = SHARED_DEFAULTS["max_sentence_length"],
+        scorer: Optional[Callable] = None,
+        **settings: Any,
+    ) -> None:
+        """The settings every structured component takes.
+
+        loss: a loss registered in spacy_struct.losses ("crf", "margin", "local").
+        margin_cost: Hamming cost per wrong part in the "margin" loss.
+        max_unsegmented_length, max_sentence_length: how a Doc is cut into
+            the sentences structures are built over (sentences.py).
+        scorer: the scoring function of `Language.evaluate`.
+        settings: the component's own settings, kept in `cfg` beside these.
+        """
+        if loss not in loss_names():
+            raise ValueError(f"{name}: loss must be one of {loss_names()}, got {loss!r}")
+        if isinstance(margin_cost, bool) or not np.isfinite(margin_cost) or margin_cost < 0:
+            raise ValueError(f"{name}: margin_cost must be a finite number >= 0, got {margin_cost!r}")
+        check_sentence_limits(name, max_unsegmented_length, max_sentence_length)
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self._settings: Dict[str, Any] = {
+            "loss": loss,
+            "margin_cost": float(margin_cost),
+            "max_unsegmented_length": max_unsegmented_length,
+            "max_sentence_length": max_sentence_length,
+            **settings,
+        }
+        self.cfg: Dict[str, Any] = {"labels": [], "model_format": MODEL_FORMAT, **self._settings}
+
+    # ------------------------------------------------------------- settings
+    @property
+    def structure(self) -> Structure:
+        """The structure object that decoding and the loss use."""
+        raise NotImplementedError
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "StructuredComponent":
+        """Load what was learned (labels, weights) from `path`; the settings
+        given to the component (its config) stay in force."""
+        cfg_file = Path(path) / "cfg"
+        self._load(lambda: TrainablePipe.from_disk(self, path, exclude=exclude), str(path),
+                   cfg_read=lambda: cfg_file.exists())
+        return self
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "StructuredComponent":
+        """Load what was learned from `bytes_data`, as `from_disk`."""
+        self._load(lambda: TrainablePipe.from_bytes(self, bytes_data, exclude=exclude), "bytes",
+                   cfg_read=lambda: True)
+        return self
+
+    def _load(self, load: Callable[[], Any], where: str, cfg_read: Callable[[], bool]) -> None:
+        """Run `load`; a saved cfg without this MODEL_FORMAT (older pipelines
+        have none) gets a clear error instead of a layer mismatch."""
+        self.cfg.pop("model_format", None)
+        try:
+            load()
+        except Exception as err:
+            if cfg_read() and self.cfg.get("model_format") != MODEL_FORMAT:
+                raise self._format_error(where) from err
+            raise
+        if self.cfg.get("model_format") != MODEL_FORMAT:
+            raise self._format_error(where)
+        self.cfg.update(self._settings)
+
+    def _format_error(self, where: str) -> ValueError:
+        return ValueError(
+            f"{self.name}: the saved component ({where}) was made by an earlier version "
+            f"of spacy_struct whose model has another layout (format "
+            f"{self.cfg.get('model_format', 1)}, this version reads {MODEL_FORMAT}); "
+            f"train it again with this version"
+        )
+
+    # ------------------------------------------------------------- training
+    def gold(self, eg: Example, index: int) -> Tuple[List[Range], List[Any]]:
+        raise NotImplementedError
+
+    def get_loss_from_scores(self, batch: SentenceBatch, scores: Any, golds: List[Any]):
+        raise NotImplementedError
+
+    def prepare_training_doc(self, eg: Example) -> None:
+        """Give the predicted doc what the scorer reads in training (nothing by default)."""
+
+    def structure_loss(self, scores: List[np.ndarray], golds: List[Any]):
+        """The configured loss of `scores` (float64, one per sentence).
+
+        RETURNS: (summed loss, one gradient array per sentence).
+        """
+        loss_fn = get_loss(self.cfg["loss"])
+        return loss_fn(self.structure, scores, golds, cost=self.cfg["margin_cost"])
+
+    def collect_gold(self, examples: Sequence[Example]):
+        """The docs with gold, their ranges, and the gold per range in order."""
+        docs, ranges, golds = [], [], []
+        for index, eg in enumerate(examples):
+            kept, gold = self.gold(eg, index)
+            if kept:
+                self.prepare_training_doc(eg)
+                docs.append(eg.predicted)
+                ranges.append(kept)
+                golds.extend(gold)
+        return docs, ranges, golds
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples.
+
+        examples: the batch; sentences without gold are left out.
+        drop: dropout rate of the layers that take spaCy's rate (the tok2vec).
+        sgd: the optimizer; without one the gradients are only accumulated.
+        losses: the dict to add this component's loss to.
+        RETURNS: the updated `losses`.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        docs, ranges, golds = self.collect_gold(examples)
+        if not golds:
+            return losses
+        set_dropout_rate(self.model, drop)
+        batch = self.make_batch(docs, ranges)
+        scores, backprop = self.model.begin_update(batch)
+        loss, d_scores = self.get_loss_from_scores(batch, scores, golds)
+        if not np.isfinite(loss):
+            raise ValueError(
+                f"{self.name}: the training loss is {loss}: the training diverged; "
+                f"lower training.optimizer.learn_rate"
+            )
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any):
+        """Loss and gradient of `scores`, the model's output on the batch of
+        the examples' sentences that have gold (as `update` builds it)."""
+        examples = list(examples)
+        docs, ranges, golds = self.collect_gold(examples)
+        return self.get_loss_from_scores(self.make_batch(docs, ranges), scores, golds)
+
+    # --------------------------------------------------------- initializing
+    def labels_in(self, examples: Iterable[Example]) -> List[str]:
+        raise NotImplementedError
+
+    missing_labels_message = "found no labels in the training examples"
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+    ) -> None:
+        """Set the labels and initialize the model from a sample of examples.
+
+        get_examples: returns the training examples.
+        nlp: the pipeline (unused).
+        labels: the label set (from `spacy init labels`); read from the
+            examples when None.
+        """
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        found = list(labels) if labels is not None else self.labels_in(get_examples())
+        if not [label for label in found if label not in self.implicit_labels]:
+            raise ValueError(f"{self.name}: {self.missing_labels_message}")
+        self.set_labels(found)
+        sample = list(islice(get_examples(), 10))
+        for eg in sample:
+            self.prepare_training_doc(eg)
+        self.model.initialize(X=self.make_batch([eg.predicted for eg in sample]))
+
+
+def preview(eg: Example) -> str:
+    """The start of an example's text, quoted, for error messages."""
+    text = eg.reference.text
+    return repr(text[:40] + ("..." if len(text) > 40 else ""))
