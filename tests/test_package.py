@@ -18,3 +18,17 @@ def test_benchmark_checks_every_decoder_against_its_reference():
     assert all(r["agree"] for r in rows)
     table = bench.format_table(rows)
     assert sum(line.startswith("| ") for line in table.splitlines()) == len(rows) + 1
+
+
+def test_results_page_keeps_its_prose_when_a_bench_rewrites_its_table(tmp_path):
+    from tools.bench.__main__ import write_results
+
+    page = tmp_path / "docs" / "results" / "task.md"
+    write_results(page, "dev", "| old |\n")
+    page.write_text("# Task\n\nIntro.\n\n" + page.read_text() + "\nWhy it is so.\n")
+    write_results(page, "dev", "| new |\n")
+    write_results(page, "other", "| second |\n")
+    text = page.read_text()
+    assert "| old |" not in text
+    assert text.index("Intro.") < text.index("| new |") < text.index("Why it is so.")
+    assert text.count("<!-- dev:start -->") == 1 and text.index("Why it is so.") < text.index("| second |")

@@ -1,13 +1,19 @@
 """Benchmarks.
 
-python -m tools.bench structs [--sizes 10 20 40 80] [--output FILE]
+python -m tools.bench structs [--sizes 10 20 40 80] [--output FILE [--section NAME]]
 python -m tools.bench train CONFIG OUTPUT [--key.path value ...]
-python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE]
-python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE]
+python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE [--section NAME]]
+python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE [--section NAME]]
+
+With `--output docs/results/<task>.md --section NAME`, the table (with the
+data, split, budget and machine it was measured on) replaces the block
+between `<!-- NAME:start -->` and `<!-- NAME:end -->` in that page, so the
+prose around it stays; without the markers the block is appended.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
 import sys
@@ -25,6 +31,7 @@ def main(argv=None) -> int:
     p.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement")
     p.add_argument("--only", default="", help="run the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
+    p.add_argument("--section", default="", help="the marked block of --output to replace")
     t = sub.add_parser("train", help="spacy train, saving its wall-clock time")
     t.add_argument("config", type=Path)
     t.add_argument("output", type=Path)
@@ -34,6 +41,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     p = sub.add_parser("spans", help="span taggers side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold spans")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR")
@@ -41,6 +49,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     args, extra = parser.parse_known_args(argv)
     if args.what == "train":
         from spacy.cli._util import parse_config_overrides
@@ -66,30 +75,60 @@ def main(argv=None) -> int:
 
             n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats)
             table = format_table(systems, args.spans_key)
-        machine = (f"{args.dev}: {n_sents} sentences, {n_words} words, gold tokenization; "
-                   f"{platform.machine()}, {os.cpu_count()} cores, Python "
-                   f"{platform.python_version()}; speed = best of {args.repeats} passes, "
-                   f"tok2vec included")
-        text = (f"### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"
+        machine = (f"Data: {args.dev}, {n_sents} sentences, {n_words} words, gold tokenization. "
+                   f"Speed: best of {args.repeats} passes, tok2vec included. "
+                   f"Budget: the training column. {machine_line()}")
+        text = (f"#### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"
         print(text)
         if args.output:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text, encoding="utf8")
+            write_results(args.output, args.section, text)
         return 0
 
     from . import structs
 
     rows = structs.run(args.sizes, args.batch, args.min_time, args.only)
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-               f"numpy {np.__version__}; random scores, batch of {args.batch}, "
-               f"{args.min_time}s per measurement")
+    machine = (f"Random scores, batch of {args.batch}, {args.min_time}s per measurement; "
+               f"numpy {np.__version__}. {machine_line()}")
     table = structs.format_table(rows)
     print(table)
     print(f"\n{machine}")
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(table + f"\n\n{machine}\n", encoding="utf8")
+        write_results(args.output, args.section, table + f"\n\n{machine}\n")
     return 0 if all(r["agree"] for r in rows) else 1
+
+
+def machine_line() -> str:
+    """Where and when a figure was measured, for the line under its table."""
+    threads = ", ".join(f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+                        if k in os.environ) or "thread variables unset"
+    try:
+        from importlib.metadata import version
+
+        libs = f"spaCy {version('spacy')}, thinc {version('thinc')}, "
+    except Exception:  # the structs bench needs no spaCy
+        libs = ""
+    return (f"Machine: {platform.machine()}, {os.cpu_count()} cores, no GPU, Python "
+            f"{platform.python_version()}, {libs}{threads}; "
+            f"{datetime.date.today().isoformat()}.")
+
+
+def write_results(path: Path, section: str, text: str) -> None:
+    """Write `text` to the results page `path`: into its `section` block
+    when it has one, else appended in a new block (or as the whole page
+    without a section name)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not section:
+        path.write_text(text, encoding="utf8")
+        return
+    start, end = f"<!-- {section}:start -->", f"<!-- {section}:end -->"
+    block = f"{start}\n{text.rstrip()}\n{end}"
+    page = path.read_text(encoding="utf8") if path.exists() else ""
+    if start in page and end in page:
+        before, rest = page.split(start, 1)
+        page = before + block + rest.split(end, 1)[1]
+    else:
+        page = page.rstrip() + ("\n\n" if page else "") + block + "\n"
+    path.write_text(page, encoding="utf8")
 
 
 if __name__ == "__main__":

@@ -50,9 +50,8 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
     from spacy_struct.structs import crossing_arcs
 
     for system in systems:
-        system.nlp = spacy.load(system.path)
-        if system.decoder:
-            system.nlp.get_pipe("mst_parser").cfg["decoder"] = system.decoder
+        overrides = {"components": {"mst_parser": {"decoder": system.decoder}}} if system.decoder else {}
+        system.nlp = spacy.load(system.path, config=overrides)
     examples = _dev_examples(systems[0].nlp, dev)
     n_words = sum(len(eg.predicted) for eg in examples)
     for _ in range(repeats):

@@ -8,14 +8,13 @@ cross-entropy on the gold arcs. The training loop, labels and sentence
 batching are the shared `StructuredComponent`'s.
 """
 
-from typing import Any, Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..models import DEFAULT_TOK2VEC_CONFIG, ParseScores, SentenceBatch
@@ -41,13 +40,16 @@ characters = 64
 )["model"]
 
 
+#: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
+MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False}
+
+
 @Language.factory(
     "mst_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
     default_config={
         "model": DEFAULT_MST_PARSER_MODEL,
-        "decoder": "cle",
-        "multi_root": False,
+        **MST_PARSER_DEFAULTS,
         **SHARED_DEFAULTS,
         "scorer": {"@scorers": "spacy_struct.mst_parser_scorer.v1"},
     },
@@ -105,22 +107,14 @@ class MSTParser(StructuredComponent):
         "docs need heads and deps (token.head, token.dep_)"
     )
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: Model,
-        name: str = "mst_parser",
-        *,
-        decoder: str = "cle",
-        multi_root: bool = False,
-        **shared: Any,
-    ) -> None:
-        """Create the parser (see `make_mst_parser` for the settings; `shared`
-        are the StructuredComponent's: loss, margin_cost, sentence limits,
-        scorer)."""
-        if decoder not in DECODERS:
-            raise ValueError(f"{name}: decoder must be one of {DECODERS}, got {decoder!r}")
-        super().__init__(vocab, model, name, decoder=decoder, multi_root=bool(multi_root), **shared)
+    default_name = "mst_parser"
+    own_defaults = MST_PARSER_DEFAULTS
+
+    def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
+        """decoder must be one of DECODERS; multi_root is a bool."""
+        if settings["decoder"] not in DECODERS:
+            raise ValueError(f"{name}: decoder must be one of {DECODERS}, got {settings['decoder']!r}")
+        settings["multi_root"] = bool(settings["multi_root"])
 
     @property
     def structure(self) -> DependencyTrees:
@@ -148,12 +142,9 @@ class MSTParser(StructuredComponent):
                         f"{self.name}: doc {i} has no POS tags, and the EdgeFeatures model "
                         f"scores arcs from them; put a tagger before the parser"
                     )
-        if not self.labels:
-            raise ValueError(f"{self.name}: the component has no labels; initialize it first")
-        batch = self.make_batch(docs)
-        if not batch.sents:
+        docs, batch, scores = self.score_docs(docs)
+        if scores is None:
             return batch, [], []
-        scores = self.model.predict(batch)
         heads = self.structure.argmax([s.astype(np.float64) for s in scores.arcs])
         label_scores = self.model.get_ref("labeler").predict(
             (scores.label_dep, scores.label_head, heads)

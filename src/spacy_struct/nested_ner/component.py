@@ -14,13 +14,12 @@ outermost ones to `doc.ents`.
 """
 
 import warnings
-from typing import Any, Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
-from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..models import DEFAULT_TOK2VEC_CONFIG, SentenceBatch
@@ -41,15 +40,17 @@ attention = true
 )["model"]
 
 
+#: nested_ner's own settings and their defaults (beside SHARED_DEFAULTS)
+NESTED_NER_DEFAULTS = {"spans_key": "sc", "set_ents": False, "max_width": 0}
+
+
 @Language.factory(
     "nested_ner",
     assigns=["doc.spans", "doc.ents"],
     default_config={
         "model": DEFAULT_NESTED_NER_MODEL,
-        "spans_key": "sc",
-        "set_ents": False,
+        **NESTED_NER_DEFAULTS,
         **SHARED_DEFAULTS,
-        "max_width": 0,
         "scorer": {"@scorers": "spacy_struct.nested_ner_scorer.v1"},
     },
     default_score_weights={
@@ -96,29 +97,19 @@ def make_nested_ner(
 class NestedNER(StructuredComponent):
     """Nested entity recognizer: span scores and a CKY decoder."""
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: Model,
-        name: str = "nested_ner",
-        *,
-        spans_key: str = "sc",
-        set_ents: bool = False,
-        max_width: int = 0,
-        **shared: Any,
-    ) -> None:
-        """Create the component (see `make_nested_ner` for the settings;
-        `shared` are the StructuredComponent's: loss, margin_cost, sentence
-        limits, scorer)."""
-        if not isinstance(spans_key, str) or not spans_key:
-            raise ValueError(f"{name}: spans_key must be a non-empty string, got {spans_key!r}")
-        if isinstance(max_width, bool) or not isinstance(max_width, int) or max_width < 0:
-            raise ValueError(f"{name}: max_width must be 0 (no limit) or positive, got {max_width!r}")
-        super().__init__(
-            vocab, model, name, spans_key=spans_key, set_ents=bool(set_ents),
-            max_width=max_width, **shared,
-        )
-        self._too_wide = 0
+    default_name = "nested_ner"
+    own_defaults = NESTED_NER_DEFAULTS
+    #: gold spans left out of training for being wider than max_width
+    _too_wide = 0
+
+    def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
+        """spans_key is a non-empty string, max_width an int >= 0, set_ents a bool."""
+        key, width = settings["spans_key"], settings["max_width"]
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+            raise ValueError(f"{name}: max_width must be 0 (no limit) or positive, got {width!r}")
+        settings["set_ents"] = bool(settings["set_ents"])
 
     @property
     def structure(self) -> LaminarSpans:
@@ -144,13 +135,9 @@ class NestedNER(StructuredComponent):
         RETURNS: (the SentenceBatch, (start, end inclusive, label id) rows
             per sentence, in sentence coordinates).
         """
-        docs = list(docs)
-        if not self.labels:
-            raise ValueError(f"{self.name}: the component has no labels; initialize it first")
-        batch = self.make_batch(docs)
-        if not batch.sents:
+        _, batch, scores = self.score_docs(docs)
+        if scores is None:
             return batch, []
-        scores = self.model.predict(batch)
         return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:

@@ -168,45 +168,57 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe)
     - `predict` and `set_annotations`.
     """
 
+    #: the name a component gets when none is given
+    default_name = "structured_component"
+    #: the component's own settings and their defaults, beside SHARED_DEFAULTS;
+    #: its factory's `default_config` is built from both
+    own_defaults: Dict[str, Any] = {}
+
     def __init__(
         self,
         vocab: Vocab,
         model: Model,
-        name: str,
+        name: Optional[str] = None,
         *,
-        loss: str = SHARED_DEFAULTS["loss"],
-        margin_cost: float = SHARED_DEFAULTS["margin_cost"],
-        max_unsegmented_length: int = SHARED_DEFAULTS["max_unsegmented_length"],
-        max_sentence_length: int = SHARED_DEFAULTS["max_sentence_length"],
         scorer: Optional[Callable] = None,
         **settings: Any,
     ) -> None:
-        """The settings every structured component takes.
+        """Create the component.
 
-        loss: a loss registered in spacy_struct.losses ("crf", "margin", "local").
-        margin_cost: Hamming cost per wrong part in the "margin" loss.
-        max_unsegmented_length, max_sentence_length: how a Doc is cut into
-            the sentences structures are built over (sentences.py).
+        vocab: the pipeline's vocab.
+        model: the scorer (a thinc Model whose output layer is called "output").
+        name: the component's name in the pipeline (`default_name` if None).
         scorer: the scoring function of `Language.evaluate`.
-        settings: the component's own settings, kept in `cfg` beside these.
+        settings: the shared settings (SHARED_DEFAULTS: loss, margin_cost,
+            max_unsegmented_length, max_sentence_length) and the component's
+            own (`own_defaults`); a setting not given takes its default.
         """
-        if loss not in loss_names():
-            raise ValueError(f"{name}: loss must be one of {loss_names()}, got {loss!r}")
-        if isinstance(margin_cost, bool) or not np.isfinite(margin_cost) or margin_cost < 0:
-            raise ValueError(f"{name}: margin_cost must be a finite number >= 0, got {margin_cost!r}")
-        check_sentence_limits(name, max_unsegmented_length, max_sentence_length)
+        name = name or self.default_name
+        unknown = sorted(set(settings) - set(SHARED_DEFAULTS) - set(self.own_defaults))
+        if unknown:
+            raise TypeError(
+                f"{name}: unknown settings {unknown}; the settings are "
+                f"{sorted({**SHARED_DEFAULTS, **self.own_defaults})}"
+            )
+        values = {**SHARED_DEFAULTS, **self.own_defaults, **settings}
+        if values["loss"] not in loss_names():
+            raise ValueError(f"{name}: loss must be one of {loss_names()}, got {values['loss']!r}")
+        cost = values["margin_cost"]
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not np.isfinite(cost) or cost < 0:
+            raise ValueError(f"{name}: margin_cost must be a finite number >= 0, got {cost!r}")
+        values["margin_cost"] = float(cost)
+        check_sentence_limits(name, values["max_unsegmented_length"], values["max_sentence_length"])
+        self.check_settings(name, values)
         self.vocab = vocab
         self.model = model
         self.name = name
         self.scorer = scorer
-        self._settings: Dict[str, Any] = {
-            "loss": loss,
-            "margin_cost": float(margin_cost),
-            "max_unsegmented_length": max_unsegmented_length,
-            "max_sentence_length": max_sentence_length,
-            **settings,
-        }
-        self.cfg: Dict[str, Any] = {"labels": [], "model_format": MODEL_FORMAT, **self._settings}
+        self._settings: Dict[str, Any] = values
+        self.cfg: Dict[str, Any] = {"labels": [], "model_format": MODEL_FORMAT, **values}
+
+    def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
+        """Check the component's own settings (and normalize them in place);
+        raise a ValueError naming the component and the setting."""
 
     # ------------------------------------------------------------- settings
     @property
@@ -249,6 +261,22 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe)
             f"{self.cfg.get('model_format', 1)}, this version reads {MODEL_FORMAT}); "
             f"train it again with this version"
         )
+
+    # ----------------------------------------------------------- predicting
+    def score_docs(self, docs: Iterable[Doc]) -> Tuple[List[Doc], SentenceBatch, Any]:
+        """Run the scorer over the sentences of `docs`, as `predict` starts.
+
+        docs: the docs to predict for.
+        RETURNS: (the docs as a list, their SentenceBatch, the scorer's output
+            or None when the docs have no sentence to decode).
+        """
+        docs = list(docs)
+        if not self.labels:
+            raise ValueError(f"{self.name}: the component has no labels; initialize it first")
+        batch = self.make_batch(docs)
+        if not batch.sents:
+            return docs, batch, None
+        return docs, batch, self.model.predict(batch)
 
     # ------------------------------------------------------------- training
     def gold(self, eg: Example, index: int) -> Tuple[List[Range], List[Any]]:
