@@ -307,3 +307,112 @@ def test_parameter_averaging_reaches_the_scorer_and_the_labeler(sample_sentences
         return np.concatenate([s.ravel() for s in [*scores.arcs, *labels]])
 
     check_parameter_averaging(nlp, "mst_parser", examples, outputs)
+
+
+def test_raw_text_of_three_sentences_gets_three_trees_and_a_warning(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    parser._warned_rule_sentences = False
+    text = "The dog saw a cat. A bird arrived today of the village! The old farmer sold the car in the park."
+    with pytest.warns(UserWarning, match="senter"):
+        doc = nlp(text)
+    assert [s.text for s in doc.sents] == [
+        "The dog saw a cat.", "A bird arrived today of the village!",
+        "The old farmer sold the car in the park.",
+    ]
+    assert all(sum(t.head.i == t.i for t in s) == 1 for s in doc.sents)
+    doc = nlp("The dog saw a cat\n\nA bird arrived today")     # a newline ends a sentence too
+    assert [len(s) for s in doc.sents] == [6, 4]
+
+
+def test_whitespace_tokens_hang_from_a_word_with_the_dep_label(trained):
+    nlp, _ = trained
+    doc = nlp("The dog  saw a cat.\n The old farmer  sold the car .")
+    spaces = [t for t in doc if t.is_space]
+    assert len(spaces) == 3
+    for sent in doc.sents:
+        assert not sent.root.is_space
+    for token in doc:
+        assert not token.head.is_space or token.head.i == token.i and not token.is_space
+    assert all(t.dep_ == "dep" and t.head.i != t.i for t in spaces)
+    # a sentence of whitespace alone still gets its one root
+    doc = Doc(nlp.vocab, words=["\n", " "], spaces=[False, False])
+    assert sum(t.head.i == t.i for t in nlp(doc)) == 1
+
+
+def test_settings_given_at_load_time_are_used_and_labels_come_from_disk(trained, tmp_path, dev_sentences):
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe", config={
+        "components": {"mst_parser": {"decoder": "eisner", "max_sentence_length": 64}}})
+    parser = loaded.get_pipe("mst_parser")
+    assert parser.cfg["decoder"] == "eisner" and parser.structure.projective
+    assert parser.cfg["max_sentence_length"] == 64
+    assert parser.labels == nlp.get_pipe("mst_parser").labels
+    docs = list(loaded.pipe([eg.predicted for eg in examples_from(dev_sentences, loaded.vocab)]))
+    assert all(not crossing_arcs(heads_of(s)).any() for d in docs for s in d.sents)
+    cle = [[t.head.i for t in d] for d in spacy.load(tmp_path / "pipe").pipe(
+        [eg.predicted for eg in examples_from(dev_sentences, loaded.vocab)])]
+    assert cle != [[t.head.i for t in d] for d in docs]        # the CLE trees had crossing arcs
+
+
+def test_a_pipeline_saved_in_an_earlier_layout_gets_a_clear_error(trained, tmp_path):
+    import srsly
+
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipe")
+    cfg_path = tmp_path / "pipe" / "mst_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    del cfg["model_format"]                     # as pipelines saved before it had none
+    srsly.write_json(cfg_path, cfg)
+    with pytest.raises(ValueError, match="earlier version of spacy_struct.*train it again"):
+        spacy.load(tmp_path / "pipe")
+
+
+def test_a_diverged_scorer_is_reported_as_divergence(trained, sample_sentences):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    examples = examples_from(sample_sentences[:4], nlp.vocab)
+    _, batch, scores = parser.score_docs([eg.predicted for eg in examples])
+    scores.arcs[0][1, 2] = np.nan
+    with pytest.raises(FloatingPointError, match="training diverged.*learn_rate"):
+        parser.get_loss_from_scores(batch, scores, parser.collect_gold(examples)[2])
+
+
+def test_the_whitespace_mask_outweighs_any_score(trained):
+    from spacy_struct.models import SentenceBatch
+
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    doc = Doc(nlp.vocab, words=["a", "\n", "b", " "], spaces=[False] * 4)
+    batch = SentenceBatch([doc], [(0, 0, 4)])
+    S = np.zeros((5, 5))
+    S[[2, 4], :] = 1e6          # the whitespace tokens (nodes 2 and 4) would head everything
+    S[0, [2, 4]] = 1e6          # and hang from the root
+    heads = parser.structure.argmax(parser.mask_whitespace(batch, [S]))[0]
+    assert heads[2] not in (0, -1) and heads[4] not in (0, -1)
+    assert not set(heads[1:].tolist()) & {2, 4}
+    unmasked = parser.structure.argmax([S])[0]
+    assert set(unmasked[1:].tolist()) & {2, 4}
+
+
+def test_raw_text_training_leaves_out_arcs_the_alignment_cuts_off_and_counts_them(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    label = parser.labels[0]
+    # gold: "Hi" hangs from "." in the first sentence, "Yo" is the second;
+    # the tokenizer glued ".Yo", so the second sentence starts at it and the
+    # arc Hi -> "." would leave its sentence
+    ref = Doc(nlp.vocab, words=["Hi", ".", "Yo"], spaces=[True, False, False],
+              heads=[1, 1, 2], deps=[label, "ROOT", "ROOT"], sent_starts=[True, False, True])
+    pred = Doc(nlp.vocab, words=["Hi", ".Yo"], spaces=[True, False])
+    with pytest.warns(UserWarning, match="left out of training"):
+        kept, golds = parser.gold(Example(pred, ref), 0)
+    assert parser.misaligned_gold["arcs"] == 1
+    assert kept == [] and golds == []       # no known arc is left in either sentence
+    # with the gold tokens nothing is left out: an arc out of its sentence is an error
+    bad = Doc(nlp.vocab, words=["Hi", ".", "Yo"], spaces=[True, False, False],
+              heads=[2, 1, 2], deps=[label, "ROOT", "ROOT"], sent_starts=[True, False, True])
+    words = Doc(nlp.vocab, words=["Hi", ".", "Yo"], spaces=[True, False, False])
+    with pytest.raises(ValueError, match="outside its sentence"):
+        parser.gold(Example(words, bad), 0)

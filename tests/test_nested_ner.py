@@ -229,3 +229,22 @@ def test_parameter_averaging_reaches_every_span_scorer_parameter():
         return np.concatenate([s.ravel() for s in pipe.model.predict(pipe.make_batch(docs))])
 
     check_parameter_averaging(nlp, "nested_ner", examples, outputs)
+
+
+def test_a_reference_without_the_spans_key_is_an_error_not_silence(trained):
+    ref = Doc(trained.vocab, words="the IL-2 gene".split())
+    ref.spans["entities"] = [Span(ref, 1, 3, label="DNA")]
+    eg = Example(Doc(trained.vocab, words="the IL-2 gene".split()), ref)
+    with pytest.raises(ValueError, match=r"no doc.spans\['sc'\].*'entities'.*spans_key"):
+        trained.update([eg])
+
+
+def test_settings_given_at_load_time_are_used(trained, tmp_path):
+    trained.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe", config={
+        "components": {"nested_ner": {"max_width": 1, "spans_key": "nested", "set_ents": False}}})
+    ner = loaded.get_pipe("nested_ner")
+    assert ner.labels == trained.get_pipe("nested_ner").labels
+    doc = loaded("the IL-2 gene and the IL-2 receptor alpha chain gene")
+    assert "nested" in doc.spans and "sc" not in doc.spans and not doc.ents
+    assert all(len(span) == 1 for span in doc.spans["nested"])

@@ -3,13 +3,14 @@
 python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
-  for a short budget (1 epoch); otherwise on the embedded sample corpus. A
-  sentencizer splits a few raw sentences, the parser parses them, and a
+  for a short budget (1 epoch); otherwise on the embedded sample corpus.
+  The pipeline (its senter finds the sentences) parses a raw text, and a
   displaCy dependency page is written (mst_parser.html).
 - nested: with GENIA in the data directory, nested_ner trains on it for a
   short budget (400 steps); otherwise on the embedded nested-entity sample.
-  It tags a few sentences (given as tokens, as GENIA tokenizes), and displaCy's span style, which draws nested
-  spans, renders them (nested_ner.html).
+  It tags a few raw sentences (its tokenizer cuts them as GENIA does), and
+  displaCy's span style, which draws nested spans, renders them
+  (nested_ner.html).
 """
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ import argparse
 import sys
 from pathlib import Path
 
-# Given as tokens, the way GENIA tokenizes: hyphenated names stay whole
-# ("NF-kappa", "TNF-alpha"), where spaCy's English tokenizer would split them.
+# Raw text: the GENIA configs' tokenizer keeps hyphenated names whole
+# ("NF-kappa", "TNF-alpha"), as GENIA does.
 NESTED_SENTENCES = (
-    "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells .",
-    "We detected TNF-alpha mRNA in human monocytes after stimulation .",
-    "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells .",
+    "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells.",
+    "We detected TNF-alpha mRNA in human monocytes after IL-6-induced stimulation.",
+    "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
 )
 
 SENTENCES = (
@@ -50,13 +51,14 @@ def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
     else:
         print("mst_parser: UD English-EWT not found, training on the embedded sample corpus")
         for split in ("train", "dev"):
-            convert_file(Path(f"corpus/sample/sample-{split}.conllu"), Path(f"corpus/sample/{split}.spacy"), lang="en")
+            if not Path(f"corpus/sample/{split}.spacy").exists():
+                convert_file(Path(f"corpus/sample/sample-{split}.conllu"), Path(f"corpus/sample/{split}.spacy"),
+                             lang="en")
         config, overrides = Path("configs/mst_parser_sample.cfg"), {}
     info = timed_train(config, training, overrides)
     print(f"trained in {info['seconds'] / 60:.1f} min")
 
     nlp = spacy.load(training / "model-best")
-    nlp.add_pipe("sentencizer", first=True)
     doc = nlp(SENTENCES)
     for sent in doc.sents:
         print(" ".join(f"{t.text}<-{t.dep_}-{t.head.i - sent.start + 1 if t.head.i != t.i else 0}"
@@ -86,16 +88,15 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     else:
         print("nested_ner: GENIA not found, training on the embedded nested-entity sample")
         for split in ("train", "dev"):
-            convert_file(Path(f"corpus/sample/sample-nested-{split}.jsonl"),
-                         Path(f"corpus/sample/nested_{split}.spacy"), lang="en")
+            if not Path(f"corpus/sample/nested_{split}.spacy").exists():
+                convert_file(Path(f"corpus/sample/sample-nested-{split}.jsonl"),
+                             Path(f"corpus/sample/nested_{split}.spacy"), lang="en")
         config, overrides = Path("configs/nested_ner_sample.cfg"), {}
     info = timed_train(config, training, overrides)
     print(f"trained in {info['seconds'] / 60:.1f} min")
 
-    from spacy.tokens import Doc
-
     nlp = spacy.load(training / "model-best")
-    docs = list(nlp.pipe(Doc(nlp.vocab, words=s.split()) for s in NESTED_SENTENCES))
+    docs = list(nlp.pipe(NESTED_SENTENCES))
     for doc in docs:
         print(doc.text)
         for span in doc.spans["sc"]:

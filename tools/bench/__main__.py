@@ -38,14 +38,18 @@ def main(argv=None) -> int:
     p = sub.add_parser("parse", help="parsers side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold trees")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,decoder=eisner][,gold_tags]")
+    p.add_argument("--raw", action="store_true",
+                   help="parse the raw text (own tokenizer and sentences), not gold words and sentences")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
     p = sub.add_parser("spans", help="span taggers side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold spans")
-    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,tokenizer=REGISTERED_NAME]")
     p.add_argument("--spans-key", default="sc")
+    p.add_argument("--raw", action="store_true",
+                   help="tag each sentence's raw text through the pipeline's tokenizer")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
@@ -68,14 +72,17 @@ def main(argv=None) -> int:
         if args.what == "parse":
             from .parse import evaluate, format_table
 
-            n_words, n_sents = evaluate(systems, args.dev, args.repeats)
-            table = format_table(systems)
+            n_words, n_sents = evaluate(systems, args.dev, args.repeats, raw=args.raw)
+            table = format_table(systems, raw=args.raw)
         else:
             from .spans import evaluate, format_table
 
-            n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats)
+            n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats, raw=args.raw)
             table = format_table(systems, args.spans_key)
-        machine = (f"Data: {args.dev}, {n_sents} sentences, {n_words} words, gold tokenization. "
+        condition = ("raw text: each system's own tokenizer (and sentences), scored through "
+                     "spaCy's alignment to the gold tokens" if args.raw
+                     else "gold tokenization and sentences")
+        machine = (f"Data: {args.dev}, {n_sents} docs, {n_words} gold words; {condition}. "
                    f"Speed: best of {args.repeats} passes, tok2vec included. "
                    f"Budget: the training column. {machine_line()}")
         text = (f"#### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"

@@ -1,7 +1,16 @@
 """Dependency parsers side by side: accuracy on dev and speed, in one run.
 
-Every pipeline parses the same dev docs (gold tokenization, one sentence per
-doc, as `gold_preproc` reads them) and is scored by the same function
+Two conditions:
+- gold (default): every pipeline parses the same dev docs with the gold
+  tokenization and the gold sentence boundaries (one sentence per doc, as
+  `gold_preproc` reads them, marked as one sentence), which isolates the
+  parsing itself;
+- raw (`--raw`): every pipeline gets the dev documents' raw text, tokenizes
+  it and finds the sentences itself, and is scored through spaCy's
+  alignment of its tokens to the gold words (as `spacy evaluate` does):
+  what a user gets from `nlp(text)`, sentence P/R/F included.
+
+Each pipeline is scored by the same function
 (`score_mst_parse`: spaCy's parser scores plus the CoNLL-2018 and
 non-projective figures), so the numbers of spaCy's `parser` and of
 `mst_parser` are computed identically. Speed: each pipeline parses the docs
@@ -15,23 +24,27 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from .systems import System, training_summary
+from .systems import System, load_system, training_summary
 
 
-def _dev_examples(nlp, dev: Path):
+def _dev_examples(nlp, dev: Path, raw: bool):
     from spacy.training import Corpus
 
-    return list(Corpus(dev, gold_preproc=True)(nlp))
+    return list(Corpus(dev, gold_preproc=not raw)(nlp))
 
 
-def _fresh_docs(system: System, examples):
-    """The examples' words as docs of this system's own vocab (its string store
-    must know every label its parser writes)."""
+def _fresh_docs(system: System, examples, raw: bool):
+    """The docs this system parses, made with its own vocab (its string store
+    must know every label its parser writes): raw text through its own
+    tokenizer, or the gold words with the gold sentence marked."""
     from spacy.tokens import Doc
 
     vocab = system.nlp.vocab
+    if raw:
+        return [system.nlp.make_doc(eg.reference.text) for eg in examples]
     docs = [Doc(vocab, words=[t.text for t in eg.predicted],
-                spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
+                spaces=[bool(t.whitespace_) for t in eg.predicted],
+                sent_starts=[True] + [False] * (len(eg.predicted) - 1)) for eg in examples]
     if system.gold_tags:
         for doc, eg in zip(docs, examples):
             for token, tag, pos in zip(doc, eg.get_aligned("TAG", as_string=True),
@@ -42,8 +55,8 @@ def _fresh_docs(system: System, examples):
     return docs
 
 
-def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size: int = 256):
-    import spacy
+def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size: int = 256,
+             raw: bool = False):
     from spacy.training import Example
 
     from spacy_struct.mst_parser.scoring import score_mst_parse, sentence_heads
@@ -51,12 +64,12 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
 
     for system in systems:
         overrides = {"components": {"mst_parser": {"decoder": system.decoder}}} if system.decoder else {}
-        system.nlp = spacy.load(system.path, config=overrides)
-    examples = _dev_examples(systems[0].nlp, dev)
-    n_words = sum(len(eg.predicted) for eg in examples)
+        load_system(system, overrides)
+    examples = _dev_examples(systems[0].nlp, dev, raw)
+    n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
         for system in systems:
-            docs = _fresh_docs(system, examples)
+            docs = _fresh_docs(system, examples, raw)
             start = time.perf_counter()
             parsed = list(system.nlp.pipe(docs, batch_size=batch_size))
             system.best_time = min(system.best_time, time.perf_counter() - start)
@@ -64,25 +77,28 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
                 # rebuild the examples against this system's vocab
                 pairs = [Example(p, eg.reference) for p, eg in zip(parsed, examples)]
                 system.scores = score_mst_parse(pairs)
-                nonproj = sum(bool(crossing_arcs(heads).any())
-                              for doc in parsed for _, heads in sentence_heads(doc))
-                system.nonproj_sents = nonproj / len(parsed)
+                flags = [bool(crossing_arcs(heads).any())
+                         for doc in parsed for _, heads in sentence_heads(doc)]
+                system.nonproj_sents = sum(flags) / max(1, len(flags))
     for system in systems:
         system.scores["words_per_second"] = n_words / system.best_time
     return n_words, len(examples)
 
 
-def format_table(systems: Sequence[System]) -> str:
+def format_table(systems: Sequence[System], raw: bool = False) -> str:
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}"
     base = systems[0].scores["words_per_second"]
+    sents = "sents P | R | F | " if raw else ""
     lines = [
-        "| system | UAS | LAS | CoNLL UAS | CoNLL LAS | non-proj. arcs P | R | sents with non-proj. arc | words/s | speed vs first | training |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| system | {sents}UAS | LAS | CoNLL UAS | CoNLL LAS | non-proj. arcs P | R | sents with non-proj. arc | words/s | speed vs first | training |",
+        "|---|" + "---|" * (13 if raw else 10),
     ]
     for s in systems:
         sc = s.scores
+        found = (f"{pct(sc['sents_p'])} | {pct(sc['sents_r'])} | {pct(sc['sents_f'])} | "
+                 if raw else "")
         lines.append(
-            f"| {s.label} | {pct(sc['dep_uas'])} | {pct(sc['dep_las'])} | {pct(sc['dep_conll_uas'])} "
+            f"| {s.label} | {found}{pct(sc['dep_uas'])} | {pct(sc['dep_las'])} | {pct(sc['dep_conll_uas'])} "
             f"| {pct(sc['dep_conll_las'])} | {pct(sc['dep_nonproj_p'])} | {pct(sc['dep_nonproj_r'])} "
             f"| {pct(s.nonproj_sents)}% | {sc['words_per_second']:,.0f} "
             f"| {sc['words_per_second'] / base:.2f}x | {training_summary(s)} |"

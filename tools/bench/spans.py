@@ -1,7 +1,11 @@
 """Span taggers side by side (nested_ner, spancat): accuracy on dev and speed.
 
-Every pipeline tags the same dev docs (the corpus's own tokens, one sentence
-per doc) and is scored by the same function (`score_nested_spans`: spaCy's
+Every pipeline tags the same dev docs, either with the corpus's own tokens
+(one sentence per doc; the default) or, with `--raw`, from each sentence's
+raw text through the pipeline's own tokenizer (what `nlp(text)` gives),
+scored through spaCy's alignment of its tokens to the gold tokens: a
+predicted entity counts only where its boundaries fall on gold token
+boundaries. Each system is scored by the same function (`score_nested_spans`: spaCy's
 `Scorer.score_spans` with overlaps allowed, as spancat reports, plus recall
 of outermost and of nested gold spans), so the figures of the two components
 are computed identically. Speed: each pipeline tags the docs `repeats` times,
@@ -13,26 +17,28 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from .systems import System, training_summary
+from .systems import System, load_system, training_summary
 
 
 def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
-             batch_size: int = 256):
-    import spacy
+             batch_size: int = 256, raw: bool = False):
     from spacy.tokens import Doc
     from spacy.training import Corpus, Example
 
     from spacy_struct.nested_ner.scoring import score_nested_spans
 
     for system in systems:
-        system.nlp = spacy.load(system.path)
+        load_system(system)
     examples = list(Corpus(dev, gold_preproc=True)(systems[0].nlp))
-    n_words = sum(len(eg.predicted) for eg in examples)
+    n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
         for system in systems:
             vocab = system.nlp.vocab
-            docs = [Doc(vocab, words=[t.text for t in eg.predicted],
-                        spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
+            if raw:
+                docs = [system.nlp.make_doc(eg.reference.text) for eg in examples]
+            else:
+                docs = [Doc(vocab, words=[t.text for t in eg.predicted],
+                            spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
             start = time.perf_counter()
             tagged = list(system.nlp.pipe(docs, batch_size=batch_size))
             system.best_time = min(system.best_time, time.perf_counter() - start)

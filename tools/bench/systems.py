@@ -9,12 +9,25 @@ from pathlib import Path
 from typing import Dict, Optional
 
 
+def load_system(system: "System", config: Optional[Dict[str, object]] = None):
+    """Load the system's pipeline, with its settings overrides and, if the
+    spec names one, another registered tokenizer (for raw text)."""
+    import spacy
+    from spacy.util import registry
+
+    system.nlp = spacy.load(system.path, config=config or {})
+    if system.tokenizer:
+        system.nlp.tokenizer = registry.tokenizers.get(system.tokenizer)()(system.nlp)
+    return system.nlp
+
+
 @dataclass
 class System:
     label: str
     path: Path
     decoder: Optional[str] = None
     gold_tags: bool = False
+    tokenizer: Optional[str] = None
     nlp: object = None
     scores: Dict[str, object] = field(default_factory=dict)
     best_time: float = float("inf")
@@ -22,7 +35,7 @@ class System:
 
 
 def parse_spec(spec: str) -> System:
-    """LABEL=PATH[,decoder=cle|eisner][,gold_tags]"""
+    """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]"""
     label, _, rest = spec.partition("=")
     if not rest:
         raise ValueError(f"expected LABEL=PATH[,decoder=...][,gold_tags], got {spec!r}")
@@ -36,6 +49,8 @@ def parse_spec(spec: str) -> System:
             system.decoder = value
         elif key == "gold_tags":
             system.gold_tags = True
+        elif key == "tokenizer":
+            system.tokenizer = value
         else:
             raise ValueError(f"unknown option {option!r} in {spec!r}")
     return system

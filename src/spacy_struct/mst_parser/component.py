@@ -18,11 +18,13 @@ from spacy.training import Example
 from thinc.api import Config, Model
 
 from ..models import DEFAULT_TOK2VEC_CONFIG, ParseScores, SentenceBatch
-from ..pipeline import SHARED_DEFAULTS, StructuredComponent, ranges_from_starts
+from ..pipeline import SHARED_DEFAULTS, StructuredComponent
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
 
 ROOT_LABEL = "ROOT"
+#: the label of a whitespace token's arc, as spaCy's parser writes it
+SPACE_LABEL = "dep"
 DECODERS = ("cle", "eisner")
 
 DEFAULT_MST_PARSER_MODEL = Config().from_str(
@@ -145,7 +147,7 @@ class MSTParser(StructuredComponent):
         docs, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, [], []
-        heads = self.structure.argmax([s.astype(np.float64) for s in scores.arcs])
+        heads = self.structure.argmax(self.mask_whitespace(batch, scores.arcs))
         label_scores = self.model.get_ref("labeler").predict(
             (scores.label_dep, scores.label_head, heads)
         )
@@ -163,8 +165,10 @@ class MSTParser(StructuredComponent):
         strings = self.vocab.strings
         label_ids = [strings.add(label) for label in self.labels]
         root_id = strings.add(ROOT_LABEL)
+        space_id = strings.add(SPACE_LABEL)
         for (doc_i, start, end), h, lab in zip(batch.sents, heads, labels):
             arr = arrays[doc_i]
+            doc = docs[doc_i]
             for j in range(1, end - start + 1):
                 token = start + j - 1
                 if h[j] == 0:
@@ -172,7 +176,7 @@ class MSTParser(StructuredComponent):
                     arr[token, 1] = root_id
                 else:
                     arr[token, 0] = np.int64(start + h[j] - 1 - token).astype(np.uint64)
-                    arr[token, 1] = label_ids[lab[j - 1]]
+                    arr[token, 1] = space_id if doc[token].is_space else label_ids[lab[j - 1]]
         for doc, arr in zip(docs, arrays):
             if len(doc):
                 doc.from_array([HEAD, DEP], arr)
@@ -190,10 +194,12 @@ class MSTParser(StructuredComponent):
         for i in range(len(eg.predicted)):
             ys = x2y[i]
             known[i] = len(ys) == 1 and heads[i] is not None and ref[int(ys[0])].has_head()
-        if eg.predicted.has_annotation("SENT_START") and not eg.reference.has_annotation("SENT_START"):
-            ranges = [(s.start, s.end) for s in eg.predicted.sents]
-        else:
-            ranges = ranges_from_starts(eg.get_aligned_sent_starts())
+        ranges = self.training_ranges(eg)
+        # With the gold tokens, an arc out of its sentence or a gold that is
+        # not a tree is an error in the data. With another tokenization
+        # (raw-text training), the alignment can cut a word off its gold
+        # sentence: those arcs are left unknown and such sentences skipped.
+        retokenized = [t.text for t in eg.predicted] != [t.text for t in ref]
         label_index = {label: i for i, label in enumerate(self.labels)}
         golds, kept = [], []
         for start, end in ranges:
@@ -205,6 +211,9 @@ class MSTParser(StructuredComponent):
                 if not known[t]:
                     continue
                 h = int(heads[t])
+                if not start <= h < end and retokenized:
+                    self.count_misaligned("arcs")
+                    continue
                 if not start <= h < end:
                     raise self.gold_error(index, eg, (
                         f"the gold head of token {t} ({eg.predicted[t].text!r}) is token {h}, "
@@ -222,6 +231,10 @@ class MSTParser(StructuredComponent):
                     lab[j - 1] = label_index[dep]
             if (g[1:] == UNKNOWN_HEAD).all():
                 continue
+            roots = int((g[1:] == 0).sum())
+            if retokenized and roots > 1 and not self.cfg["multi_root"]:
+                self.count_misaligned("sentences")
+                continue
             if (g[1:] != UNKNOWN_HEAD).all():
                 try:
                     check_heads(g, n)
@@ -229,7 +242,6 @@ class MSTParser(StructuredComponent):
                     raise self.gold_error(
                         index, eg, f"the gold arcs of tokens {start}..{end - 1} are not a tree: {err}"
                     ) from None
-                roots = int((g[1:] == 0).sum())
                 if not self.cfg["multi_root"] and roots > 1:
                     raise self.gold_error(index, eg, (
                         f"the sentence at tokens {start}..{end - 1} has {roots} roots; set "
@@ -238,6 +250,26 @@ class MSTParser(StructuredComponent):
             golds.append((g, lab))
             kept.append((start, end))
         return kept, golds
+
+    def mask_whitespace(self, batch: SentenceBatch, arcs: List[np.ndarray]) -> List[np.ndarray]:
+        """float64 copies of the arc scores in which a whitespace token heads
+        nothing and is not the root (as in spaCy's parser, it hangs from a
+        word), unless its sentence has no other word.
+
+        batch: the sentences the scores are for.
+        arcs: one (n+1, n+1) score array per sentence.
+        RETURNS: the masked float64 arrays.
+        """
+        out = []
+        for (doc_i, start, end), S in zip(batch.sents, arcs):
+            S = np.array(S, dtype=np.float64)
+            doc = batch.docs[doc_i]
+            space = [j for j, t in enumerate(doc[start:end], start=1) if t.is_space]
+            if space and len(space) < end - start:
+                S[space, :] = -np.inf
+                S[0, space] = -np.inf
+            out.append(S)
+        return out
 
     def complete_gold(self, scores: np.ndarray, gold: np.ndarray, where: str) -> np.ndarray:
         """The best tree that keeps every known gold arc (partial annotation).
@@ -265,7 +297,7 @@ class MSTParser(StructuredComponent):
         """
         arcs = [s.astype(np.float64) for s in scores.arcs]
         heads = [self.complete_gold(S, g, f"sentence {i} of the batch")
-                 for i, (S, (g, _)) in enumerate(zip(arcs, golds))]
+                 for i, (S, (g, _)) in enumerate(zip(self.mask_whitespace(batch, arcs), golds))]
         n_words = sum(batch.lengths())
         arc_loss, arc_grads = self.structure_loss(arcs, heads)
         label_loss, d_dep, d_head = self._label_loss(scores, heads, [lab for _, lab in golds], n_words)

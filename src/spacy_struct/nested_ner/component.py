@@ -167,7 +167,13 @@ class NestedNER(StructuredComponent):
         (start, end inclusive, label id), in sentence coordinates."""
         key = self.spans_key
         if key not in eg.reference.spans:
-            return [], []
+            found = sorted(eg.reference.spans.keys())
+            raise self.gold_error(index, eg, (
+                f"the reference doc has no doc.spans[{key!r}] "
+                f"({'its span keys are ' + repr(found) if found else 'it has no span groups'}); "
+                f"set spans_key to the key your corpus uses, and give docs without "
+                f"entities an empty group under it"
+            ))
         label_index = {label: i for i, label in enumerate(self.labels)}
         gold = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)
         if len(gold) < len(eg.reference.spans[key]):
@@ -175,7 +181,7 @@ class NestedNER(StructuredComponent):
                 f"{len(eg.reference.spans[key]) - len(gold)} gold spans do not align with "
                 f"the predicted tokens; train on the corpus's own tokens (gold_preproc = true)"
             ))
-        ranges = self.sentence_ranges(eg.predicted)
+        ranges = self.training_ranges(eg)
         rows_per_sent: List[List[Tuple[int, int, int]]] = [[] for _ in ranges]
         limit = self.cfg["max_width"]
         for span in gold:

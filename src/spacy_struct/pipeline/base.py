@@ -12,7 +12,8 @@ in parts a component takes as it needs them:
   dimension (the layer the scorer names "output"), not through parameter
   names.
 - `GoldErrors`: one format for errors about a training example, naming the
-  component, the example and its text.
+  component, the example and its text; `MisalignedGold`: a count (and one
+  warning) of the gold that raw-text training cannot align.
 - `StructuredComponent`: a `TrainablePipe` with all of the above plus the
   gradient training loop (`update`, `get_loss`, `initialize`) over a
   registered loss (`spacy_struct.losses`) and the component's structure
@@ -23,6 +24,7 @@ A component without a gradient loss (a sampler) takes `SentenceBatching`,
 `LabelSet` and `GoldErrors` and its own `update`.
 """
 
+import warnings
 from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -38,7 +40,7 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 from ..losses import get_loss, loss_names
 from ..models.batch import SentenceBatch
 from ..structs.base import Structure
-from .sentences import Range, check_sentence_limits, sentence_ranges
+from .sentences import Range, check_sentence_limits, sentence_ranges, training_ranges
 
 #: Version of the saved model layout. A pipeline saved with another one was
 #: built from another layer tree and cannot be loaded into this one.
@@ -62,10 +64,30 @@ class SentenceBatching:
 
     cfg: Dict[str, Any]
 
+    #: whether the fall-back to rule-based sentences was announced already
+    _warned_rule_sentences = False
+
     def sentence_ranges(self, doc: Doc) -> List[Range]:
-        """The [start, end) token ranges of `doc` that get one structure each."""
+        """The [start, end) token ranges of `doc` that get one structure each:
+        its sentences, or sentences by rule (with a one-time warning) when
+        it has no boundaries."""
+        if len(doc) and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
+            self._warned_rule_sentences = True
+            warnings.warn(
+                f"{getattr(self, 'name', type(self).__name__)}: a doc without sentence "
+                f"boundaries is cut into sentences by rule (after sentence-final "
+                f"punctuation and newlines); put a trained 'senter' (or a "
+                f"'sentencizer') before this component for better sentences",
+                stacklevel=3,
+            )
         return sentence_ranges(
             doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
+        )
+
+    def training_ranges(self, eg: Example) -> List[Range]:
+        """The ranges of `eg.predicted` to train over: the gold sentences."""
+        return training_ranges(
+            eg, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
         )
 
     def make_batch(
@@ -86,6 +108,33 @@ class GoldErrors:
     def gold_error(self, index: int, eg: Example, problem: str) -> ValueError:
         """A ValueError "<component>: example <index> ('<text>...'): <problem>"."""
         return ValueError(f"{self.name}: example {index} ({preview(eg)}): {problem}")
+
+
+class MisalignedGold:
+    """Counts gold left out of training because the predicted tokens cut it
+    differently from the reference, and says so once per kind."""
+
+    name: str
+    _misaligned: Optional[Dict[str, int]] = None
+
+    def count_misaligned(self, what: str) -> None:
+        """Count one left-out gold item of kind `what` ("arcs", "spans", ...);
+        the first of each kind is announced in a warning."""
+        if self._misaligned is None:
+            self._misaligned = {}
+        if what not in self._misaligned:
+            warnings.warn(
+                f"{self.name}: some gold {what} are left out of training because the "
+                f"predicted tokens (the pipeline's tokenizer, gold_preproc = false) "
+                f"split the words differently from the reference; "
+                f"component.misaligned_gold counts them"
+            )
+        self._misaligned[what] = self._misaligned.get(what, 0) + 1
+
+    @property
+    def misaligned_gold(self) -> Dict[str, int]:
+        """How many gold items of each kind were left out for misalignment."""
+        return dict(self._misaligned or {})
 
 
 class LabelSet:
@@ -155,7 +204,7 @@ class LabelSet:
         output.set_dim("nO", len(found))
 
 
-class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe):
+class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold, TrainablePipe):
     """Base of the gradient-trained structured components.
 
     A subclass gives:
@@ -293,8 +342,19 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe)
 
         RETURNS: (summed loss, one gradient array per sentence).
         """
+        for S in scores:
+            if np.isnan(S).any() or np.isposinf(S).any():
+                raise self.diverged("the scorer's output contains NaN or infinity")
         loss_fn = get_loss(self.cfg["loss"])
         return loss_fn(self.structure, scores, golds, cost=self.cfg["margin_cost"])
+
+    def diverged(self, what: str) -> FloatingPointError:
+        """The error for a training run whose numbers have blown up."""
+        return FloatingPointError(
+            f"{self.name}: {what}: the training diverged. Lower "
+            f"training.optimizer.learn_rate (or training.optimizer.grad_clip), "
+            f"and check the data for very long sentences"
+        )
 
     def collect_gold(self, examples: Sequence[Example]):
         """The docs with gold, their ranges, and the gold per range in order."""
@@ -337,10 +397,7 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, TrainablePipe)
         scores, backprop = self.model.begin_update(batch)
         loss, d_scores = self.get_loss_from_scores(batch, scores, golds)
         if not np.isfinite(loss):
-            raise ValueError(
-                f"{self.name}: the training loss is {loss}: the training diverged; "
-                f"lower training.optimizer.learn_rate"
-            )
+            raise self.diverged(f"the training loss is {loss}")
         backprop(d_scores)
         if sgd is not None:
             self.finish_update(sgd)

@@ -7,18 +7,25 @@ sentence, never per document:
 - A Doc with sentence boundaries (gold, a `senter`, a `sentencizer`, or an
   earlier parse) gets one tree per sentence, so `doc.sents` after parsing
   equals the sentences that came in (the parser sets them; nested_ner only reads them).
-- A Doc without boundaries of at most `max_unsegmented_length` tokens is one
-  sentence (as when a corpus is read with gold_preproc, one Doc per sentence).
-- A longer Doc without boundaries is first cut after sentence-final
-  punctuation (the sentencizer's characters), and any piece still longer than
-  `max_unsegmented_length` is cut into equal pieces below that length.
-- A given sentence longer than `max_sentence_length` is cut the same way, the
-  only case where the parse changes the boundaries that came in; it bounds the
-  memory of the n x n score matrix.
+- A Doc without boundaries (raw text with no `senter` or `sentencizer`
+  before the component) is cut by rule, never parsed as one giant tree: a
+  sentence ends after sentence-final punctuation (the sentencizer's
+  characters, with any closing punctuation after them) and after a
+  whitespace token that holds a newline. Any piece still longer than
+  `max_unsegmented_length` is cut into equal pieces below that length. The
+  components warn once when they fall back to this rule: a trained
+  `senter` finds sentences far better.
+- In training, the gold sentences are used (`training_ranges`); a reference
+  Doc without any boundaries (a corpus of one Doc per sentence) is one
+  sentence up to `max_unsegmented_length` tokens.
+- A given sentence longer than `max_sentence_length` is cut after
+  punctuation and then evenly, the only case where the parse changes the
+  boundaries that came in; it bounds the memory of the n x n score matrix.
+- Whitespace tokens stay with the sentence before them.
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from spacy.pipeline.sentencizer import Sentencizer
 
@@ -37,6 +44,7 @@ def _cut_evenly(start: int, end: int, limit: int) -> List[Range]:
 
 
 def _cut_at_punctuation(doc, start: int, end: int, limit: int) -> List[Range]:
+    """Cut after sentence-final punctuation, then evenly below `limit`."""
     out: List[Range] = []
     begin = start
     for i in range(start, end):
@@ -45,6 +53,33 @@ def _cut_at_punctuation(doc, start: int, end: int, limit: int) -> List[Range]:
             begin = i + 1
     if begin < end:
         out.extend(_cut_evenly(begin, end, limit))
+    return out
+
+
+def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
+    """Sentence starts in doc[start:end] by rule, as spaCy's sentencizer finds
+    them and newlines besides: after sentence-final punctuation (and any
+    punctuation or space that follows it), or after a whitespace token that
+    holds a newline, the next word starts a sentence."""
+    end = len(doc) if end is None else end
+    starts = [start] if end > start else []
+    ended = False
+    for i in range(start, end):
+        token = doc[i]
+        if ended and not token.is_punct and not token.is_space and token.text not in SENTENCE_FINAL:
+            starts.append(i)
+            ended = False
+        elif token.text in SENTENCE_FINAL or (token.is_space and "\n" in token.text):
+            ended = True
+    return starts
+
+
+def rule_ranges(doc, limit: int) -> List[Range]:
+    """The Doc cut into sentences by `rule_starts`, pieces over `limit` cut evenly."""
+    starts = rule_starts(doc)
+    out: List[Range] = []
+    for s, e in zip(starts, starts[1:] + [len(doc)]):
+        out.extend(_cut_evenly(s, e, limit))
     return out
 
 
@@ -58,21 +93,42 @@ def check_sentence_limits(owner: str, max_unsegmented_length: object, max_senten
 
 
 def sentence_ranges(doc, max_unsegmented_length: int, max_sentence_length: int) -> List[Range]:
-    """Token ranges [start, end) to parse, covering the Doc in order."""
-    n = len(doc)
-    if n == 0:
+    """Token ranges [start, end) to decode, covering the Doc in order: its own
+    sentences when it has boundaries, else sentences by rule (`rule_ranges`)."""
+    if len(doc) == 0:
         return []
-    if doc.has_annotation("SENT_START"):
-        ranges: List[Range] = []
-        for sent in doc.sents:
-            if len(sent) > max_sentence_length:
-                ranges.extend(_cut_at_punctuation(doc, sent.start, sent.end, max_sentence_length))
-            else:
-                ranges.append((sent.start, sent.end))
-        return ranges
-    if n <= max_unsegmented_length:
-        return [(0, n)]
-    return _cut_at_punctuation(doc, 0, n, max_unsegmented_length)
+    if not doc.has_annotation("SENT_START"):
+        return rule_ranges(doc, max_unsegmented_length)
+    return cap_ranges(doc, [(sent.start, sent.end) for sent in doc.sents], max_sentence_length)
+
+
+def training_ranges(eg, max_unsegmented_length: int, max_sentence_length: int) -> List[Range]:
+    """Token ranges of `eg.predicted` to train over: the reference's sentences
+    aligned to the predicted tokens; the predicted doc's own when only it has
+    boundaries; without boundaries on either side, the whole Doc up to
+    `max_unsegmented_length` tokens (a corpus of one Doc per sentence) and
+    longer Docs cut at punctuation."""
+    predicted = eg.predicted
+    if len(predicted) == 0:
+        return []
+    if eg.reference.has_annotation("SENT_START"):
+        ranges = ranges_from_starts(eg.get_aligned_sent_starts())
+    elif predicted.has_annotation("SENT_START"):
+        ranges = [(sent.start, sent.end) for sent in predicted.sents]
+    else:
+        ranges = _cut_at_punctuation(predicted, 0, len(predicted), max_unsegmented_length)
+    return cap_ranges(predicted, ranges, max_sentence_length)
+
+
+def cap_ranges(doc, ranges: Sequence[Range], limit: int) -> List[Range]:
+    """`ranges` with any range over `limit` tokens cut at punctuation, then evenly."""
+    out: List[Range] = []
+    for start, end in ranges:
+        if end - start > limit:
+            out.extend(_cut_at_punctuation(doc, start, end, limit))
+        else:
+            out.append((start, end))
+    return out
 
 
 def ranges_from_starts(sent_starts: Sequence[bool | None]) -> List[Range]:

@@ -287,7 +287,7 @@ def check_heads(heads, n_words: int | None = None, name: str = "heads") -> np.nd
             path.append(x)
             x = h[x]
         if state[x] == 1:
-            cycle = path[path.index(x):]
+            cycle = [int(w) for w in path[path.index(x):]]
             raise ValueError(f"{name}: words {cycle} form a cycle, so they never reach the root")
         state[path] = 2
     return h

@@ -1,0 +1,52 @@
+"""Every shipped config trains from a fresh checkout, and its pipeline runs on raw text.
+
+Each config is trained for a few steps on the embedded sample (the parser
+configs on the dependency sample, the span configs on the nested-entity
+sample) in place of its corpus, with everything else as shipped: the
+architectures, the tokenizer, the pipeline's components and their settings.
+"""
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.cli.train import train
+from spacy.util import load_config
+
+from conftest import ROOT, SAMPLE
+
+CONFIGS = sorted((ROOT / "configs").glob("*.cfg"))
+SPAN_COMPONENTS = {"nested_ner", "spancat"}
+
+
+def _sample_for(config: Path):
+    pipeline = load_config(config)["nlp"]["pipeline"]
+    if SPAN_COMPONENTS & set(pipeline):
+        return SAMPLE / "nested_train.spacy", SAMPLE / "nested_dev.spacy"
+    return SAMPLE / "train.spacy", SAMPLE / "dev.spacy"
+
+
+def test_the_configs_are_all_here():
+    names = {c.stem for c in CONFIGS}
+    assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
+            "nested_ner_sample", "spacy_parser_ewt", "spancat_genia"} <= names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.stem for c in CONFIGS])
+def test_every_shipped_config_trains_a_few_steps_and_runs_on_raw_text(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)        # configs name their corpora relative to the project
+    train_path, dev_path = _sample_for(config)
+    overrides = {
+        "paths.train": str(train_path), "paths.dev": str(dev_path),
+        "corpora.train.limit": 24, "corpora.dev.limit": 6,
+        "training.max_steps": 3, "training.eval_frequency": 3, "training.max_epochs": 1,
+    }
+    train(config, tmp_path / "out", overrides=overrides)
+    nlp = spacy.load(tmp_path / "out" / "model-last")
+    doc = nlp("The old farmer sold the car. Expression of the IL-2 gene was studied.")
+    assert len(doc) > 0
+    for name in nlp.pipe_names:
+        if name in ("mst_parser", "parser"):
+            assert doc.has_annotation("DEP")
+        if name in ("nested_ner", "spancat"):
+            assert "sc" in doc.spans
