@@ -13,7 +13,7 @@ from .arc_scorer import ParseScores, build_biaffine_arc_scorer
 from .batch import SentenceBatch
 from .bilstm import BiLSTM
 from .edge_features import build_edge_features
-from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, per_sentence, with_characters
+from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
 from .span_scorer import build_span_scorer
 
@@ -26,6 +26,7 @@ __all__ = [
     "build_edge_features",
     "build_sentence_encoder",
     "build_span_scorer",
+    "default_model_config",
     "encoder_and_head",
     "per_sentence",
     "with_characters",

@@ -29,7 +29,7 @@ from typing import Callable, List, Optional, Tuple
 
 from spacy.ml.models.tok2vec import CharacterEmbed
 from spacy.util import registry
-from thinc.api import Model, chain, concatenate
+from thinc.api import Config, Model, chain, concatenate
 from thinc.types import Floats2d
 
 from .batch import SentenceBatch
@@ -49,6 +49,17 @@ window_size = 1
 maxout_pieces = 3
 subword_features = true
 """
+
+
+
+def default_model_config(model_block: str) -> Config:
+    """A component's default model: its `[model]` block, as a config string,
+    on the default tok2vec (`DEFAULT_TOK2VEC_CONFIG`).
+
+    model_block: the "[model]" section with the architecture and its settings.
+    RETURNS: the "model" part of the parsed config, for `default_config`.
+    """
+    return Config().from_str(model_block + DEFAULT_TOK2VEC_CONFIG)["model"]
 
 
 @registry.architectures("spacy_struct.SentenceEncoder.v1")

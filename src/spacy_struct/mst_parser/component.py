@@ -15,10 +15,10 @@ from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from thinc.api import Config, Model
+from thinc.api import Model
 
-from ..models import DEFAULT_TOK2VEC_CONFIG, ParseScores, SentenceBatch
-from ..pipeline import SHARED_DEFAULTS, StructuredComponent
+from ..models import ParseScores, SentenceBatch, default_model_config
+from ..pipeline import StructuredComponent, factory_config
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
 
@@ -27,8 +27,7 @@ ROOT_LABEL = "ROOT"
 SPACE_LABEL = "dep"
 DECODERS = ("cle", "eisner")
 
-DEFAULT_MST_PARSER_MODEL = Config().from_str(
-    """
+DEFAULT_MST_PARSER_MODEL = default_model_config("""
 [model]
 @architectures = "spacy_struct.BiaffineArcScorer.v1"
 arc_width = 256
@@ -37,9 +36,7 @@ dropout = 0.33
 context_width = 512
 context_depth = 1
 characters = 64
-"""
-    + DEFAULT_TOK2VEC_CONFIG
-)["model"]
+""")
 
 
 #: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
@@ -49,12 +46,9 @@ MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False}
 @Language.factory(
     "mst_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    default_config={
-        "model": DEFAULT_MST_PARSER_MODEL,
-        **MST_PARSER_DEFAULTS,
-        **SHARED_DEFAULTS,
-        "scorer": {"@scorers": "spacy_struct.mst_parser_scorer.v1"},
-    },
+    default_config=factory_config(
+        DEFAULT_MST_PARSER_MODEL, MST_PARSER_DEFAULTS, "spacy_struct.mst_parser_scorer.v1"
+    ),
     default_score_weights={
         "dep_uas": 0.5,
         "dep_las": 0.5,

@@ -20,14 +20,13 @@ import numpy as np
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
-from thinc.api import Config, Model
+from thinc.api import Model
 
-from ..models import DEFAULT_TOK2VEC_CONFIG, SentenceBatch
-from ..pipeline import SHARED_DEFAULTS, StructuredComponent
+from ..models import SentenceBatch, default_model_config
+from ..pipeline import StructuredComponent, factory_config
 from ..structs.spans import LaminarSpans, first_crossing, outermost
 
-DEFAULT_NESTED_NER_MODEL = Config().from_str(
-    """
+DEFAULT_NESTED_NER_MODEL = default_model_config("""
 [model]
 @architectures = "spacy_struct.SpanScorer.v1"
 hidden_width = 150
@@ -35,9 +34,7 @@ dropout = 0.33
 context_width = 256
 context_depth = 1
 attention = true
-"""
-    + DEFAULT_TOK2VEC_CONFIG
-)["model"]
+""")
 
 
 #: nested_ner's own settings and their defaults (beside SHARED_DEFAULTS)
@@ -47,12 +44,9 @@ NESTED_NER_DEFAULTS = {"spans_key": "sc", "set_ents": False, "max_width": 0}
 @Language.factory(
     "nested_ner",
     assigns=["doc.spans", "doc.ents"],
-    default_config={
-        "model": DEFAULT_NESTED_NER_MODEL,
-        **NESTED_NER_DEFAULTS,
-        **SHARED_DEFAULTS,
-        "scorer": {"@scorers": "spacy_struct.nested_ner_scorer.v1"},
-    },
+    default_config=factory_config(
+        DEFAULT_NESTED_NER_MODEL, NESTED_NER_DEFAULTS, "spacy_struct.nested_ner_scorer.v1"
+    ),
     default_score_weights={
         "spans_sc_f": 1.0,
         "spans_sc_p": 0.0,

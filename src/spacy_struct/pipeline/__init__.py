@@ -1,5 +1,5 @@
 """What the structured components share: the base component and sentence ranges."""
-from .base import SHARED_DEFAULTS, GoldErrors, LabelSet, MisalignedGold, SentenceBatching, StructuredComponent, preview
+from .base import SHARED_DEFAULTS, GoldErrors, factory_config, LabelSet, MisalignedGold, SentenceBatching, StructuredComponent, preview
 from .sentences import check_sentence_limits, ranges_from_starts, rule_starts, sentence_ranges, training_ranges
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "SentenceBatching",
     "StructuredComponent",
     "check_sentence_limits",
+    "factory_config",
     "preview",
     "ranges_from_starts",
     "rule_starts",

@@ -56,6 +56,13 @@ SHARED_DEFAULTS: Dict[str, Any] = {
 }
 
 
+def factory_config(model: Any, own_defaults: Dict[str, Any], scorer: str) -> Dict[str, Any]:
+    """A structured component's `default_config` for `Language.factory`: its
+    default model, its own settings, the shared settings and the name of
+    its registered scorer, in the order `spacy init config` writes them."""
+    return {"model": model, **own_defaults, **SHARED_DEFAULTS, "scorer": {"@scorers": scorer}}
+
+
 class SentenceBatching:
     """Token ranges to build structures over, and the batch a scorer reads.
 
