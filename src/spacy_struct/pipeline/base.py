@@ -76,9 +76,12 @@ class SentenceBatching:
 
     def sentence_ranges(self, doc: Doc) -> List[Range]:
         """The [start, end) token ranges of `doc` that get one structure each:
-        its sentences, or sentences by rule (with a one-time warning) when
-        it has no boundaries."""
-        if len(doc) and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
+        its sentences, or sentences by rule when it has no boundaries (with a
+        one-time warning when the rule cuts a doc in several)."""
+        ranges = sentence_ranges(
+            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
+        )
+        if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
             self._warned_rule_sentences = True
             warnings.warn(
                 f"{getattr(self, 'name', type(self).__name__)}: a doc without sentence "
@@ -87,9 +90,7 @@ class SentenceBatching:
                 f"'sentencizer') before this component for better sentences",
                 stacklevel=3,
             )
-        return sentence_ranges(
-            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
-        )
+        return ranges
 
     def training_ranges(self, eg: Example) -> List[Range]:
         """The ranges of `eg.predicted` to train over: the gold sentences."""
@@ -446,7 +447,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         sample = list(islice(get_examples(), 10))
         for eg in sample:
             self.prepare_training_doc(eg)
-        self.model.initialize(X=self.make_batch([eg.predicted for eg in sample]))
+        self.model.initialize(X=self.make_batch(
+            [eg.predicted for eg in sample], [self.training_ranges(eg) for eg in sample]
+        ))
 
 
 def preview(eg: Example) -> str:
