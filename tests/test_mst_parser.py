@@ -146,6 +146,21 @@ def test_an_unsegmented_long_doc_is_cut_and_an_empty_doc_is_fine(trained):
         parser.cfg["max_unsegmented_length"] = old
 
 
+def test_training_ranges_take_the_gold_sentences_and_keep_a_boundaryless_doc_whole():
+    from spacy_struct.pipeline.sentences import training_ranges
+
+    nlp = spacy.blank("en")
+    words = ["a", "b", ".", "c", "d", ".", "e"]
+    # one sentence per doc, as spaCy's gold_preproc reader gives: kept whole
+    eg = Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words))
+    assert training_ranges(eg, 200, 512) == [(0, 7)]
+    assert training_ranges(eg, 4, 512) == [(0, 3), (3, 6), (6, 7)]       # a longer doc: by rule
+    ref = Doc(nlp.vocab, words=words, sent_starts=[True, False, False, True, False, False, True])
+    assert training_ranges(Example(Doc(nlp.vocab, words=words), ref), 200, 512) == [(0, 3), (3, 6), (6, 7)]
+    assert training_ranges(Example(Doc(nlp.vocab, words=words), ref), 200, 2) == [
+        (0, 2), (2, 3), (3, 5), (5, 6), (6, 7)]                          # over the hard cap
+
+
 def test_sentence_ranges():
     nlp = spacy.blank("en")
     doc = Doc(nlp.vocab, words=["a"] * 25)
@@ -321,7 +336,7 @@ def test_raw_text_of_three_sentences_gets_three_trees_and_a_warning(trained):
         "The old farmer sold the car in the park.",
     ]
     assert all(sum(t.head.i == t.i for t in s) == 1 for s in doc.sents)
-    doc = nlp("The dog saw a cat\n\nA bird arrived today")     # a newline ends a sentence too
+    doc = nlp("The dog saw a cat\n\nA bird arrived today")     # a blank line ends a sentence too
     assert [len(s) for s in doc.sents] == [6, 4]
 
 
@@ -332,9 +347,8 @@ def test_whitespace_tokens_hang_from_a_word_with_the_dep_label(trained):
     assert len(spaces) == 3
     for sent in doc.sents:
         assert not sent.root.is_space
-    for token in doc:
-        assert not token.head.is_space or token.head.i == token.i and not token.is_space
-    assert all(t.dep_ == "dep" and t.head.i != t.i for t in spaces)
+    assert all(not t.head.is_space for t in doc)           # a space heads nothing, not even itself
+    assert all(t.dep_ == "dep" for t in spaces)
     # a sentence of whitespace alone still gets its one root
     doc = Doc(nlp.vocab, words=["\n", " "], spaces=[False, False])
     assert sum(t.head.i == t.i for t in nlp(doc)) == 1
@@ -369,14 +383,30 @@ def test_a_pipeline_saved_in_an_earlier_layout_gets_a_clear_error(trained, tmp_p
         spacy.load(tmp_path / "pipe")
 
 
-def test_a_diverged_scorer_is_reported_as_divergence(trained, sample_sentences):
+@pytest.mark.parametrize("partial", [False, True], ids=["complete gold", "partial gold"])
+def test_a_diverged_scorer_is_reported_as_divergence(trained, sample_sentences, partial):
+    from spacy_struct.pipeline import TrainingDivergedError
+
     nlp, _ = trained
     parser = nlp.get_pipe("mst_parser")
     examples = examples_from(sample_sentences[:4], nlp.vocab)
     _, batch, scores = parser.score_docs([eg.predicted for eg in examples])
+    golds = parser.collect_gold(examples)[2]
+    if partial:                                 # an unknown head: gold completion runs first
+        golds[0][0][2] = -2
     scores.arcs[0][1, 2] = np.nan
-    with pytest.raises(FloatingPointError, match="training diverged.*learn_rate"):
-        parser.get_loss_from_scores(batch, scores, parser.collect_gold(examples)[2])
+    with pytest.raises(TrainingDivergedError, match="training diverged.*learn_rate"):
+        parser.get_loss_from_scores(batch, scores, golds)
+
+
+def test_a_gold_tree_with_a_whitespace_head_is_an_error(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    label = parser.labels[0]
+    words, spaces = ["Hi", " ", "there"], [True, False, False]
+    ref = Doc(nlp.vocab, words=words, spaces=spaces, heads=[1, 1, 1], deps=[label, "ROOT", label])
+    with pytest.raises(ValueError, match="whitespace token 1 the head of token 0"):
+        parser.gold(Example(Doc(nlp.vocab, words=words, spaces=spaces), ref), 0)
 
 
 def test_the_whitespace_mask_outweighs_any_score(trained):
@@ -406,6 +436,7 @@ def test_raw_text_training_leaves_out_arcs_the_alignment_cuts_off_and_counts_the
     ref = Doc(nlp.vocab, words=["Hi", ".", "Yo"], spaces=[True, False, False],
               heads=[1, 1, 2], deps=[label, "ROOT", "ROOT"], sent_starts=[True, False, True])
     pred = Doc(nlp.vocab, words=["Hi", ".Yo"], spaces=[True, False])
+    parser._misaligned = None                   # as after initialize
     with pytest.warns(UserWarning, match="left out of training"):
         kept, golds = parser.gold(Example(pred, ref), 0)
     assert parser.misaligned_gold["arcs"] == 1

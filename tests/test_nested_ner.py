@@ -248,3 +248,10 @@ def test_settings_given_at_load_time_are_used(trained, tmp_path):
     doc = loaded("the IL-2 gene and the IL-2 receptor alpha chain gene")
     assert "nested" in doc.spans and "sc" not in doc.spans and not doc.ents
     assert all(len(span) == 1 for span in doc.spans["nested"])
+
+
+def test_a_gold_span_over_a_full_stop_inside_one_sentence_trains(trained):
+    words = "binding of p50 . p65 heterodimer to DNA".split()
+    eg = _example_with(trained, words, [(2, 6, "protein")])
+    losses = trained.update([eg])
+    assert np.isfinite(losses["nested_ner"])

@@ -4,7 +4,9 @@ biomedical corpora (GENIA and the treebanks built on it) cut words.
 spaCy's English tokenizer splits every hyphen between letters, so the gene
 and protein names that biomedical text is made of ("c-fos", "NF-kappa",
 "IL-2") come out in pieces that a model trained on the corpus's own tokens
-has never seen. This tokenizer keeps the language's rules except:
+has never seen. This tokenizer is for English text: it keeps the
+language's prefixes, suffixes and exceptions, and replaces the infix rules
+with spaCy's English ones changed as follows:
 
 - a hyphen inside a word does not split it ("c-fos", "proto-oncogenes"),
   unless what follows is a modifier such as "-induced", "-dependent",

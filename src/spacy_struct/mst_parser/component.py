@@ -195,6 +195,7 @@ class MSTParser(StructuredComponent):
         # sentence: those arcs are left unknown and such sentences skipped.
         retokenized = [t.text for t in eg.predicted] != [t.text for t in ref]
         label_index = {label: i for i, label in enumerate(self.labels)}
+        all_space = {start: all(t.is_space for t in eg.predicted[start:end]) for start, end in ranges}
         golds, kept = [], []
         for start, end in ranges:
             n = end - start
@@ -213,6 +214,12 @@ class MSTParser(StructuredComponent):
                         f"the gold head of token {t} ({eg.predicted[t].text!r}) is token {h}, "
                         f"outside its sentence (tokens {start}..{end - 1}); a tree cannot "
                         f"cross a sentence boundary"
+                    ))
+                if eg.predicted[h].is_space and not all_space[start]:
+                    raise self.gold_error(index, eg, (
+                        f"the gold tree makes whitespace token {h} "
+                        f"{'the root' if h == t else 'the head of token ' + str(t)}; "
+                        f"whitespace tokens hang from a word and head nothing"
                     ))
                 g[j] = 0 if h == t else h - start + 1
                 dep = deps[t]
@@ -289,9 +296,10 @@ class MSTParser(StructuredComponent):
 
         Both are per word: the gradient is divided by the batch's words.
         """
-        arcs = [s.astype(np.float64) for s in scores.arcs]
+        arcs = self.mask_whitespace(batch, scores.arcs)
+        self.check_finite(arcs)
         heads = [self.complete_gold(S, g, f"sentence {i} of the batch")
-                 for i, (S, (g, _)) in enumerate(zip(self.mask_whitespace(batch, arcs), golds))]
+                 for i, (S, (g, _)) in enumerate(zip(arcs, golds))]
         n_words = sum(batch.lengths())
         arc_loss, arc_grads = self.structure_loss(arcs, heads)
         label_loss, d_dep, d_head = self._label_loss(scores, heads, [lab for _, lab in golds], n_words)

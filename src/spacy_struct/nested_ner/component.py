@@ -162,11 +162,18 @@ class NestedNER(StructuredComponent):
         key = self.spans_key
         if key not in eg.reference.spans:
             found = sorted(eg.reference.spans.keys())
+            why = (
+                f"its span keys are {found}; set spans_key to the key your corpus uses"
+                if found else
+                "it has no span groups at all. If the corpus has them, spaCy's reader "
+                "dropped them: with gold_preproc = true (on docs with sentence "
+                "boundaries) or max_length > 0 it cuts docs with Span.as_doc, which "
+                "keeps no doc.spans; store one sentence per doc, as the spans-jsonl "
+                "converter does, or set both off"
+            )
             raise self.gold_error(index, eg, (
-                f"the reference doc has no doc.spans[{key!r}] "
-                f"({'its span keys are ' + repr(found) if found else 'it has no span groups'}); "
-                f"set spans_key to the key your corpus uses, and give docs without "
-                f"entities an empty group under it"
+                f"the reference doc has no doc.spans[{key!r}]: {why}. A doc without "
+                f"entities needs an empty group under the key"
             ))
         label_index = {label: i for i, label in enumerate(self.labels)}
         gold = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)

@@ -56,6 +56,10 @@ SHARED_DEFAULTS: Dict[str, Any] = {
 }
 
 
+class TrainingDivergedError(FloatingPointError, ValueError):
+    """The training's numbers blew up (NaN or infinite scores or loss)."""
+
+
 def factory_config(model: Any, own_defaults: Dict[str, Any], scorer: str) -> Dict[str, Any]:
     """A structured component's `default_config` for `Language.factory`: its
     default model, its own settings, the shared settings and the name of
@@ -86,7 +90,7 @@ class SentenceBatching:
             warnings.warn(
                 f"{getattr(self, 'name', type(self).__name__)}: a doc without sentence "
                 f"boundaries is cut into sentences by rule (after sentence-final "
-                f"punctuation and newlines); put a trained 'senter' (or a "
+                f"punctuation and at blank lines); put a trained 'senter' (or a "
                 f"'sentencizer') before this component for better sentences",
                 stacklevel=3,
             )
@@ -141,7 +145,9 @@ class MisalignedGold:
 
     @property
     def misaligned_gold(self) -> Dict[str, int]:
-        """How many gold items of each kind were left out for misalignment."""
+        """How many gold items of each kind were left out for misalignment
+        since `initialize`, counted each time an example was read (so an
+        arc left out in every epoch counts once per epoch)."""
         return dict(self._misaligned or {})
 
 
@@ -350,15 +356,20 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
 
         RETURNS: (summed loss, one gradient array per sentence).
         """
-        for S in scores:
-            if np.isnan(S).any() or np.isposinf(S).any():
-                raise self.diverged("the scorer's output contains NaN or infinity")
+        self.check_finite(scores)
         loss_fn = get_loss(self.cfg["loss"])
         return loss_fn(self.structure, scores, golds, cost=self.cfg["margin_cost"])
 
-    def diverged(self, what: str) -> FloatingPointError:
+    def check_finite(self, scores: Sequence[np.ndarray]) -> None:
+        """Raise TrainingDivergedError when a score is NaN or +inf (-inf is a
+        mask: a forbidden part)."""
+        for S in scores:
+            if np.isnan(S).any() or np.isposinf(S).any():
+                raise self.diverged("the scorer's output contains NaN or infinity")
+
+    def diverged(self, what: str) -> "TrainingDivergedError":
         """The error for a training run whose numbers have blown up."""
-        return FloatingPointError(
+        return TrainingDivergedError(
             f"{self.name}: {what}: the training diverged. Lower "
             f"training.optimizer.learn_rate (or training.optimizer.grad_clip), "
             f"and check the data for very long sentences"
@@ -440,6 +451,7 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
             examples when None.
         """
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        self._misaligned = None
         found = list(labels) if labels is not None else self.labels_in(get_examples())
         if not [label for label in found if label not in self.implicit_labels]:
             raise ValueError(f"{self.name}: {self.missing_labels_message}")

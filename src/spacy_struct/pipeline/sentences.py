@@ -10,11 +10,13 @@ sentence, never per document:
 - A Doc without boundaries (raw text with no `senter` or `sentencizer`
   before the component) is cut by rule, never parsed as one giant tree: a
   sentence ends after sentence-final punctuation (the sentencizer's
-  characters, with any closing punctuation after them) and after a
-  whitespace token that holds a newline. Any piece still longer than
-  `max_unsegmented_length` is cut into equal pieces below that length. The
-  components warn once when they fall back to this rule: a trained
-  `senter` finds sentences far better.
+  characters, with any closing punctuation after them) and after a blank
+  line. Any piece still longer than `max_unsegmented_length` (or
+  `max_sentence_length`, if smaller) is cut into equal pieces below that
+  length. The components warn once when this rule cuts a doc: a trained
+  `senter` finds sentences far better. A gold-token evaluation (one
+  sentence per Doc, no boundaries) is cut too where a sentence holds
+  sentence-final punctuation inside it.
 - In training, the gold sentences are used (`training_ranges`); a reference
   Doc without any boundaries (a corpus of one Doc per sentence) is one
   sentence up to `max_unsegmented_length` tokens.
@@ -58,9 +60,11 @@ def _cut_at_punctuation(doc, start: int, end: int, limit: int) -> List[Range]:
 
 def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
     """Sentence starts in doc[start:end] by rule, as spaCy's sentencizer finds
-    them and newlines besides: after sentence-final punctuation (and any
-    punctuation or space that follows it), or after a whitespace token that
-    holds a newline, the next word starts a sentence."""
+    them and paragraph breaks besides: after sentence-final punctuation (and
+    any punctuation or space that follows it), or after a whitespace token
+    that holds a blank line (two newlines), the next word starts a sentence.
+    A single newline does not end a sentence: hard-wrapped text has one at
+    the end of every line."""
     end = len(doc) if end is None else end
     starts = [start] if end > start else []
     ended = False
@@ -69,7 +73,7 @@ def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
         if ended and not token.is_punct and not token.is_space and token.text not in SENTENCE_FINAL:
             starts.append(i)
             ended = False
-        elif token.text in SENTENCE_FINAL or (token.is_space and "\n" in token.text):
+        elif token.text in SENTENCE_FINAL or (token.is_space and token.text.count("\n") > 1):
             ended = True
     return starts
 
@@ -98,7 +102,7 @@ def sentence_ranges(doc, max_unsegmented_length: int, max_sentence_length: int) 
     if len(doc) == 0:
         return []
     if not doc.has_annotation("SENT_START"):
-        return rule_ranges(doc, max_unsegmented_length)
+        return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
     return cap_ranges(doc, [(sent.start, sent.end) for sent in doc.sents], max_sentence_length)
 
 
@@ -106,8 +110,8 @@ def training_ranges(eg, max_unsegmented_length: int, max_sentence_length: int) -
     """Token ranges of `eg.predicted` to train over: the reference's sentences
     aligned to the predicted tokens; the predicted doc's own when only it has
     boundaries; without boundaries on either side, the whole Doc up to
-    `max_unsegmented_length` tokens (a corpus of one Doc per sentence) and
-    longer Docs cut at punctuation."""
+    `max_unsegmented_length` tokens (a corpus of one Doc per sentence, as
+    spaCy's gold_preproc reader gives) and longer Docs cut by rule."""
     predicted = eg.predicted
     if len(predicted) == 0:
         return []
@@ -115,8 +119,10 @@ def training_ranges(eg, max_unsegmented_length: int, max_sentence_length: int) -
         ranges = ranges_from_starts(eg.get_aligned_sent_starts())
     elif predicted.has_annotation("SENT_START"):
         ranges = [(sent.start, sent.end) for sent in predicted.sents]
+    elif len(predicted) <= max_unsegmented_length:
+        ranges = [(0, len(predicted))]
     else:
-        ranges = _cut_at_punctuation(predicted, 0, len(predicted), max_unsegmented_length)
+        ranges = rule_ranges(predicted, max_unsegmented_length)
     return cap_ranges(predicted, ranges, max_sentence_length)
 
 
