@@ -83,8 +83,10 @@ def make_mst_parser(
         (cost-augmented structured hinge) or "local" (per-word head
         cross-entropy); any loss registered in spacy_struct.losses.
     margin_cost: Hamming cost per wrong head in the "margin" loss.
-    max_unsegmented_length: a Doc without sentence boundaries up to this many
-        tokens is one sentence; longer ones are cut (see sentences.py).
+    max_unsegmented_length: a Doc without sentence boundaries is cut into
+        sentences by rule, and pieces longer than this are cut evenly; in
+        training, a gold Doc without boundaries up to this many tokens is one
+        sentence (see pipeline/sentences.py).
     max_sentence_length: longer sentences are cut, to bound n x n memory.
     """
     return MSTParser(

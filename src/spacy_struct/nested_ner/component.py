@@ -78,7 +78,7 @@ def make_nested_ner(
         registered in spacy_struct.losses.
     max_width: longest span (in tokens) considered, for speed; 0 for no limit.
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
-        sentences CKY runs over (see spacy_struct/sentences.py).
+        sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
     return NestedNER(
         nlp.vocab, model, name, spans_key=spans_key, set_ents=set_ents, loss=loss,
