@@ -255,3 +255,12 @@ def test_a_gold_span_over_a_full_stop_inside_one_sentence_trains(trained):
     eg = _example_with(trained, words, [(2, 6, "protein")])
     losses = trained.update([eg])
     assert np.isfinite(losses["nested_ner"])
+
+
+def test_a_short_doc_without_boundaries_is_one_span_tree_and_a_long_one_is_cut(trained):
+    ner = trained.get_pipe("nested_ner")
+    short = trained.make_doc("binding of p50. p65 heterodimer to DNA. It was seen.")
+    assert ner.sentence_ranges(short) == [(0, len(short))]
+    long = trained.make_doc("IL-2 gene expression was seen. " * 60)
+    ranges = ner.sentence_ranges(long)
+    assert len(ranges) == 60 and all(long[e - 1].text == "." for _, e in ranges)

@@ -92,6 +92,7 @@ class NestedNER(StructuredComponent):
     """Nested entity recognizer: span scores and a CKY decoder."""
 
     default_name = "nested_ner"
+    rule_sentences = False
     own_defaults = NESTED_NER_DEFAULTS
     #: gold spans left out of training for being wider than max_width
     _too_wide = 0

@@ -77,13 +77,19 @@ class SentenceBatching:
 
     #: whether the fall-back to rule-based sentences was announced already
     _warned_rule_sentences = False
+    #: whether a short Doc without boundaries is cut by rule too (a parser:
+    #: one tree over several sentences is wrong) or kept whole (spans: a
+    #: span tree over a short text costs little and loses no entity to a
+    #: wrong cut)
+    rule_sentences = True
 
     def sentence_ranges(self, doc: Doc) -> List[Range]:
         """The [start, end) token ranges of `doc` that get one structure each:
         its sentences, or sentences by rule when it has no boundaries (with a
         one-time warning when the rule cuts a doc in several)."""
         ranges = sentence_ranges(
-            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
+            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"],
+            by_rule=self.rule_sentences,
         )
         if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
             self._warned_rule_sentences = True

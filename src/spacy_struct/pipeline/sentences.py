@@ -96,12 +96,19 @@ def check_sentence_limits(owner: str, max_unsegmented_length: object, max_senten
             raise ValueError(f"{owner}: {key} must be a positive integer, got {value!r}")
 
 
-def sentence_ranges(doc, max_unsegmented_length: int, max_sentence_length: int) -> List[Range]:
+def sentence_ranges(
+    doc, max_unsegmented_length: int, max_sentence_length: int, by_rule: bool = True
+) -> List[Range]:
     """Token ranges [start, end) to decode, covering the Doc in order: its own
-    sentences when it has boundaries, else sentences by rule (`rule_ranges`)."""
+    sentences when it has boundaries, else sentences by rule (`rule_ranges`).
+    With `by_rule` False, a Doc without boundaries up to
+    `max_unsegmented_length` tokens is one range, and only a longer one is
+    cut by rule."""
     if len(doc) == 0:
         return []
     if not doc.has_annotation("SENT_START"):
+        if not by_rule and len(doc) <= min(max_unsegmented_length, max_sentence_length):
+            return [(0, len(doc))]
         return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
     return cap_ranges(doc, [(sent.start, sent.end) for sent in doc.sents], max_sentence_length)
 
