@@ -447,3 +447,13 @@ def test_raw_text_training_leaves_out_arcs_the_alignment_cuts_off_and_counts_the
     words = Doc(nlp.vocab, words=["Hi", ".", "Yo"], spaces=[True, False, False])
     with pytest.raises(ValueError, match="outside its sentence"):
         parser.gold(Example(words, bad), 0)
+
+
+def test_a_blank_line_the_senter_made_a_sentence_joins_the_sentence_before(trained):
+    nlp, _ = trained
+    words = ["The", "dog", "slept", "\n\n", "A", "cat", "ran", "\n"]
+    starts = [True, False, False, True, True, False, False, True]
+    doc = nlp(Doc(nlp.vocab, words=words, spaces=[True, True, False, False, True, True, False, False],
+                  sent_starts=starts))
+    assert [len(s) for s in doc.sents] == [4, 4]
+    assert all(not t.is_space or (t.dep_ == "dep" and t.head.i != t.i) for t in doc)

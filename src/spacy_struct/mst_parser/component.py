@@ -11,7 +11,7 @@ batching are the shared `StructuredComponent`'s.
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
-from spacy.attrs import DEP, HEAD
+from spacy.attrs import DEP, HEAD, IS_SPACE
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -263,12 +263,12 @@ class MSTParser(StructuredComponent):
         arcs: one (n+1, n+1) score array per sentence.
         RETURNS: the masked float64 arrays.
         """
+        is_space = [doc.to_array(IS_SPACE).astype(bool) for doc in batch.docs]
         out = []
         for (doc_i, start, end), S in zip(batch.sents, arcs):
             S = np.array(S, dtype=np.float64)
-            doc = batch.docs[doc_i]
-            space = [j for j, t in enumerate(doc[start:end], start=1) if t.is_space]
-            if space and len(space) < end - start:
+            space = np.flatnonzero(is_space[doc_i][start:end]) + 1
+            if len(space) and len(space) < end - start:
                 S[space, :] = -np.inf
                 S[0, space] = -np.inf
             out.append(S)

@@ -45,19 +45,6 @@ def _cut_evenly(start: int, end: int, limit: int) -> List[Range]:
     return [(s, min(s + size, end)) for s in range(start, end, size)]
 
 
-def _cut_at_punctuation(doc, start: int, end: int, limit: int) -> List[Range]:
-    """Cut after sentence-final punctuation, then evenly below `limit`."""
-    out: List[Range] = []
-    begin = start
-    for i in range(start, end):
-        if doc[i].text in SENTENCE_FINAL and (i + 1 == end or doc[i + 1].text not in SENTENCE_FINAL):
-            out.extend(_cut_evenly(begin, i + 1, limit))
-            begin = i + 1
-    if begin < end:
-        out.extend(_cut_evenly(begin, end, limit))
-    return out
-
-
 def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
     """Sentence starts in doc[start:end] by rule, as spaCy's sentencizer finds
     them and paragraph breaks besides: after sentence-final punctuation (and
@@ -78,11 +65,13 @@ def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
     return starts
 
 
-def rule_ranges(doc, limit: int) -> List[Range]:
-    """The Doc cut into sentences by `rule_starts`, pieces over `limit` cut evenly."""
-    starts = rule_starts(doc)
+def rule_ranges(doc, limit: int, start: int = 0, end: Optional[int] = None) -> List[Range]:
+    """doc[start:end] cut into sentences by `rule_starts`, pieces over
+    `limit` cut evenly."""
+    end = len(doc) if end is None else end
+    starts = rule_starts(doc, start, end)
     out: List[Range] = []
-    for s, e in zip(starts, starts[1:] + [len(doc)]):
+    for s, e in zip(starts, starts[1:] + [end]):
         out.extend(_cut_evenly(s, e, limit))
     return out
 
@@ -110,7 +99,29 @@ def sentence_ranges(
         if not by_rule and len(doc) <= min(max_unsegmented_length, max_sentence_length):
             return [(0, len(doc))]
         return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
-    return cap_ranges(doc, [(sent.start, sent.end) for sent in doc.sents], max_sentence_length)
+    ranges = join_whitespace_ranges(doc, [(sent.start, sent.end) for sent in doc.sents])
+    return cap_ranges(doc, ranges, max_sentence_length)
+
+
+def join_whitespace_ranges(doc, ranges: Sequence[Range]) -> List[Range]:
+    """`ranges` with every range of whitespace tokens alone (a senter can
+    make a blank line a sentence) joined to the range before it, or after
+    it when it comes first, so whitespace never makes a structure of its own."""
+    out: List[Range] = []
+    pending_start = None
+    for start, end in ranges:
+        if all(t.is_space for t in doc[start:end]):
+            if out:
+                out[-1] = (out[-1][0], end)
+            elif pending_start is None:
+                pending_start = start
+            continue
+        if pending_start is not None:
+            start, pending_start = pending_start, None
+        out.append((start, end))
+    if pending_start is not None:
+        out.append((pending_start, len(doc)))
+    return out
 
 
 def training_ranges(eg, max_unsegmented_length: int, max_sentence_length: int) -> List[Range]:
@@ -134,11 +145,11 @@ def training_ranges(eg, max_unsegmented_length: int, max_sentence_length: int) -
 
 
 def cap_ranges(doc, ranges: Sequence[Range], limit: int) -> List[Range]:
-    """`ranges` with any range over `limit` tokens cut at punctuation, then evenly."""
+    """`ranges` with any range over `limit` tokens cut by rule, then evenly."""
     out: List[Range] = []
     for start, end in ranges:
         if end - start > limit:
-            out.extend(_cut_at_punctuation(doc, start, end, limit))
+            out.extend(rule_ranges(doc, limit, start, end))
         else:
             out.append((start, end))
     return out
