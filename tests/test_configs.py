@@ -19,7 +19,10 @@ SPAN_COMPONENTS = {"nested_ner", "spancat"}
 
 
 def _sample_for(config: Path):
-    pipeline = load_config(config)["nlp"]["pipeline"]
+    loaded = load_config(config)
+    pipeline = loaded["nlp"]["pipeline"]
+    if "overlap_segmenter" in pipeline or "craft" in loaded["paths"]["train"]:
+        return SAMPLE / "segments_train.spacy", SAMPLE / "segments_dev.spacy"
     if SPAN_COMPONENTS & set(pipeline):
         return SAMPLE / "nested_train.spacy", SAMPLE / "nested_dev.spacy"
     return SAMPLE / "train.spacy", SAMPLE / "dev.spacy"
@@ -28,7 +31,8 @@ def _sample_for(config: Path):
 def test_the_configs_are_all_here():
     names = {c.stem for c in CONFIGS}
     assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
-            "nested_ner_sample", "spacy_parser_ewt", "spancat_genia"} <= names
+            "nested_ner_sample", "spacy_parser_ewt", "spancat_genia", "overlap_segmenter_craft",
+            "overlap_segmenter_sample", "spancat_craft"} <= names
 
 
 @pytest.mark.slow
@@ -48,5 +52,7 @@ def test_every_shipped_config_trains_a_few_steps_and_runs_on_raw_text(config, tm
     for name in nlp.pipe_names:
         if name in ("mst_parser", "parser"):
             assert doc.has_annotation("DEP")
-        if name in ("nested_ner", "spancat"):
+        if name in ("nested_ner", "spancat", "overlap_segmenter"):
             assert "sc" in doc.spans
+        if name == "overlap_segmenter":
+            assert isinstance(doc._.segments, tuple)

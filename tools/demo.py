@@ -1,6 +1,6 @@
 """The demo job: train each component, run it on raw text, render it with displaCy.
 
-python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested]
+python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
   for a short budget (1 epoch); otherwise on the embedded sample corpus.
@@ -11,6 +11,12 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   It tags a few raw sentences (its tokenizer cuts them as GENIA does), and
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
+- segments: with CRAFT in the data directory, overlap_segmenter trains on
+  it for a short budget (300 steps); otherwise on the embedded segment
+  sample. It tags a few raw sentences, one with a discontinuous mention
+  ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
+  draws every segment, the fragments of a discontinuous one labeled with
+  its number (overlap_segmenter.html).
 """
 from __future__ import annotations
 
@@ -20,10 +26,24 @@ from pathlib import Path
 
 # Raw text: the GENIA configs' tokenizer keeps hyphenated names whole
 # ("NF-kappa", "TNF-alpha"), as GENIA does.
-NESTED_SENTENCES = (
+NESTED_# Raw text with overlapping, nested and discontinuous mentions.
+SEGMENT_SENTENCES = (
+    "BMP2 and BMP4 genes regulate apoptosis in chondrocytes.",
+    "Shh is expressed in the limb bud of mice.",
+    "Retinoic acid induces differentiation of neurons.",
+)
+
+SENTENCES = (
     "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells.",
     "We detected TNF-alpha mRNA in human monocytes after IL-6-induced stimulation.",
     "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
+)
+
+# Raw text with overlapping, nested and discontinuous mentions.
+SEGMENT_SENTENCES = (
+    "BMP2 and BMP4 genes regulate apoptosis in chondrocytes.",
+    "Shh is expressed in the limb bud of mice.",
+    "Retinoic acid induces differentiation of neurons.",
 )
 
 SENTENCES = (
@@ -107,17 +127,62 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     print(f"wrote {output / 'nested_ner.html'}")
 
 
+def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
+    import spacy
+    from spacy import displacy
+    from spacy.tokens import Span, SpanGroup
+
+    from .bench.systems import timed_train
+    from spacy_struct.convert.craft import convert_file
+
+    craft = data_dir / "craft"
+    if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
+        print(f"overlap_segmenter: training on CRAFT from {craft} (300 steps)")
+        corpus = Path("corpus/craft")
+        for split in ("train", "dev"):
+            if not (corpus / f"{split}.spacy").exists():
+                convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
+        config = Path("configs/overlap_segmenter_craft.cfg")
+        overrides = {"training.max_steps": 300, "training.eval_frequency": 300}
+    else:
+        print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
+        for split in ("train", "dev"):
+            if not Path(f"corpus/sample/segments_{split}.spacy").exists():
+                convert_file(Path(f"corpus/sample/sample-segments-{split}.jsonl"),
+                             Path(f"corpus/sample/segments_{split}.spacy"))
+        config, overrides = Path("configs/overlap_segmenter_sample.cfg"), {}
+    info = timed_train(config, training, overrides)
+    print(f"trained in {info['seconds'] / 60:.1f} min")
+
+    nlp = spacy.load(training / "model-best")
+    docs = list(nlp.pipe(SEGMENT_SENTENCES))
+    for doc in docs:
+        print(doc.text)
+        view = []
+        for number, segment in enumerate(doc._.segments):
+            print(f"  [{segment.label_}] {segment.text}")
+            label = f"{segment.label_} #{number}" if segment.is_discontinuous else segment.label_
+            view.extend(Span(doc, s, e, label=label) for s, e in segment.offsets)
+        doc.spans["segments"] = SpanGroup(doc, name="segments", spans=view)
+    output.mkdir(parents=True, exist_ok=True)
+    html = displacy.render(docs, style="span", options={"spans_key": "segments"}, page=True)
+    (output / "overlap_segmenter.html").write_text(html, encoding="utf8")
+    print(f"wrote {output / 'overlap_segmenter.html'}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--output", type=Path, default=Path("displacy"))
     parser.add_argument("--training", type=Path, default=Path("training/demo"))
-    parser.add_argument("--only", choices=("parse", "nested"), help="run one component's demo")
+    parser.add_argument("--only", choices=("parse", "nested", "segments"), help="run one component's demo")
     args = parser.parse_args(argv)
     if args.only in (None, "parse"):
         demo_parse(args.data_dir, args.output, args.training / "mst_parser")
     if args.only in (None, "nested"):
         demo_nested(args.data_dir, args.output, args.training / "nested_ner")
+    if args.only in (None, "segments"):
+        demo_segments(args.data_dir, args.output, args.training / "overlap_segmenter")
     return 0
 
 

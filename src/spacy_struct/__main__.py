@@ -2,6 +2,7 @@
 
 python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]
 python -m spacy_struct convert spans-jsonl INPUT OUTPUT [--spans-key sc] [--crossing drop|keep] [--lang xx]
+python -m spacy_struct convert craft INPUT OUTPUT [--spans-key sc] [--lang en]
 """
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ def main(argv=None) -> int:
         help="spans that cross another: drop the shorter of each pair, or keep all",
     )
     spans.add_argument("--lang", default="xx", help="language code of the vocab")
+    craft = formats.add_parser(
+        "craft", help="CRAFT JSONL: overlapping and discontinuous mentions (doc._.segments)"
+    )
+    craft.add_argument("input", type=Path)
+    craft.add_argument("output", type=Path, help=".spacy file to write")
+    craft.add_argument(
+        "--spans-key", default="sc",
+        help="key in doc.spans for the mentions as contiguous (covering) spans",
+    )
+    craft.add_argument("--lang", default="en", help="language code of the vocab")
     args = parser.parse_args(argv)
 
     if args.command == "convert" and args.format == "conllu":
@@ -53,6 +64,17 @@ def main(argv=None) -> int:
                 crossing=args.crossing, lang=args.lang,
             )
         except (SpansJSONLError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}")
+        for line in report.lines():
+            print(f"  {line}")
+    if args.command == "convert" and args.format == "craft":
+        from .convert.craft import CRAFTError, convert_file as convert_craft
+
+        try:
+            report = convert_craft(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
+        except (CRAFTError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         print(f"{args.input} -> {args.output}")

@@ -14,6 +14,12 @@ summed loss and one gradient array per sentence (same shape as the scores):
   max_y [score(y) + cost * Hamming(y, gold)] - score(gold), found by
   cost-augmented decoding. Gradient: indicator of the cost-augmented
   argmax minus that of the gold structure (a subgradient).
+- "multilabel_margin": for structures that are sets of independent
+  candidates (gapped segments), McDonald, Crammer & Pereira (2005)'s
+  multilabel margin: every gold candidate scores at least +cost, every
+  wrong one among the k best at most -cost (threshold form of their
+  constraints); hinge per candidate. Needs the structure's `candidates`,
+  `gold_candidates` and `candidate_indicator`.
 - "local": the CRF loss of the factorized relaxation (each word's head,
   each span's label, decided on its own; `local_marginals`). It ignores
   the structural constraints in training; the decoder restores them.
@@ -88,6 +94,37 @@ def margin_loss(
                 loss += violation
                 grad += structure.indicator(S.shape, pred)
                 grad -= structure.indicator(S.shape, target)
+        grads.append(grad)
+    return loss, grads
+
+
+@losses_registry.register("multilabel_margin")
+def multilabel_margin_loss(
+    structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
+) -> LossResult:
+    """sum over gold candidates of max(0, cost - s) plus, over the wrong
+    candidates among the k best, max(0, cost + s)."""
+    if not np.isfinite(cost) or cost < 0:
+        raise ValueError(f"margin cost must be a finite number >= 0, got {cost!r}")
+    for method in ("candidates", "gold_candidates", "candidate_indicator"):
+        if not hasattr(structure, method):
+            raise ValueError(
+                f"the 'multilabel_margin' loss needs a structure of independent "
+                f"candidates; {structure.name} has no {method}()"
+            )
+    loss, grads = 0.0, []
+    for S, gold, found in zip(scores, golds, structure.candidates(scores)):
+        grad = np.zeros(S.shape, dtype=np.float64)
+        gold_items = structure.gold_candidates(S, gold)
+        gold_keys = {key for key, _ in gold_items}
+        for key, value in gold_items:
+            if value < cost:
+                loss += cost - value
+                grad -= structure.candidate_indicator(S.shape, key)
+        for key, value in found:
+            if key not in gold_keys and value > -cost:
+                loss += cost + value
+                grad += structure.candidate_indicator(S.shape, key)
         grads.append(grad)
     return loss, grads
 

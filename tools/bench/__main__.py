@@ -54,6 +54,14 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = sub.add_parser("segments", help="segmenters side by side on dev: accuracy and speed")
+    p.add_argument("dev", type=Path, help=".spacy file with the gold segments (doc._.segments)")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,COMPONENT.SETTING=VALUE]")
+    p.add_argument("--spans-key", default="sc")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--title", default="")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     args, extra = parser.parse_known_args(argv)
     if args.what == "train":
         from spacy.cli._util import parse_config_overrides
@@ -65,7 +73,7 @@ def main(argv=None) -> int:
         return 0
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.what in ("parse", "spans"):
+    if args.what in ("parse", "spans", "segments"):
         from .systems import parse_spec
 
         systems = [parse_spec(s) for s in args.systems]
@@ -74,13 +82,18 @@ def main(argv=None) -> int:
 
             n_words, n_sents = evaluate(systems, args.dev, args.repeats, raw=args.raw)
             table = format_table(systems, raw=args.raw)
+        elif args.what == "segments":
+            from .segments import evaluate, format_table
+
+            n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats)
+            table = format_table(systems, args.spans_key)
         else:
             from .spans import evaluate, format_table
 
             n_words, n_sents = evaluate(systems, args.dev, args.spans_key, args.repeats, raw=args.raw)
             table = format_table(systems, args.spans_key)
         condition = ("raw text: each system's own tokenizer (and sentences), scored through "
-                     "spaCy's alignment to the gold tokens" if args.raw
+                     "spaCy's alignment to the gold tokens" if getattr(args, "raw", False)
                      else "gold tokenization and sentences")
         machine = (f"Data: {args.dev}, {n_sents} docs, {n_words} gold words; {condition}. "
                    f"Speed: best of {args.repeats} passes, tok2vec included. "

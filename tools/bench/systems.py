@@ -28,6 +28,7 @@ class System:
     decoder: Optional[str] = None
     gold_tags: bool = False
     tokenizer: Optional[str] = None
+    config: Dict[str, object] = field(default_factory=dict)
     nlp: object = None
     scores: Dict[str, object] = field(default_factory=dict)
     best_time: float = float("inf")
@@ -35,7 +36,9 @@ class System:
 
 
 def parse_spec(spec: str) -> System:
-    """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]"""
+    """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]
+    [,COMPONENT.SETTING=VALUE]: the last sets a component's setting at load
+    time (`spacy.load(path, config=...)`), e.g. overlap_segmenter.threshold=-1."""
     label, _, rest = spec.partition("=")
     if not rest:
         raise ValueError(f"expected LABEL=PATH[,decoder=...][,gold_tags], got {spec!r}")
@@ -51,6 +54,15 @@ def parse_spec(spec: str) -> System:
             system.gold_tags = True
         elif key == "tokenizer":
             system.tokenizer = value
+        elif "." in key and value:
+            import srsly
+
+            component, setting = key.split(".", 1)
+            try:
+                parsed = srsly.json_loads(value)
+            except ValueError:
+                parsed = value
+            system.config.setdefault("components", {}).setdefault(component, {})[setting] = parsed
         else:
             raise ValueError(f"unknown option {option!r} in {spec!r}")
     return system

@@ -7,6 +7,8 @@ that the components' scorers chain onto it.
   `edge_labeler.py`: the second-stage arc labeler;
   `edge_features.py`: `spacy_struct.EdgeFeatures.v1` (sparse arc features).
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
+- `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v1` (transitions of
+  gapped segments).
 - `scorer.py`: `encoder_and_head`, the composition every scorer uses.
 """
 from .arc_scorer import ParseScores, build_biaffine_arc_scorer
@@ -15,6 +17,7 @@ from .bilstm import BiLSTM
 from .edge_features import build_edge_features
 from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
+from .segment_scorer import build_segment_pair_scorer
 from .span_scorer import build_span_scorer
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "SentenceBatch",
     "build_biaffine_arc_scorer",
     "build_edge_features",
+    "build_segment_pair_scorer",
     "build_sentence_encoder",
     "build_span_scorer",
     "default_model_config",

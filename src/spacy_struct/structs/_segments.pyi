@@ -14,3 +14,13 @@ def kbest_segments_batch(
     out_words: np.ndarray,  # (>= sum k*T*n, >= 1) int64
     out_counts: np.ndarray,  # (B,) int64: segments written per sentence
 ) -> int: ...
+
+def segment_marginals_batch(
+    flat: np.ndarray,  # (total,) float64, C-contiguous: the packed scores
+    offsets: np.ndarray,  # (B + 1,) int64
+    lengths: np.ndarray,  # (B,) int64
+    n_types: np.ndarray,  # (B,) int64
+    max_gap: int,  # < 0: unlimited
+    out_log_mass: np.ndarray,  # (sum T,) float64: log sum of exp(score) per sentence and type
+    out_marginals: np.ndarray,  # (total,) float64: each transition's share of the mass
+) -> None: ...

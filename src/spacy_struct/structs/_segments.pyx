@@ -203,3 +203,119 @@ def kbest_segments_batch(
         free(hj)
         free(hr)
     return m
+
+
+# ------------------------------------------------------------------ marginals
+from libc.math cimport exp, log
+
+
+cdef inline bint _is_arc(Py_ssize_t j, Py_ssize_t i, Py_ssize_t N,
+                         Py_ssize_t max_gap) noexcept nogil:
+    """Whether j -> i is a transition of the lattice (0 <= j < i <= N - 1):
+    start -> word, word -> end, or word -> later word within the gap limit."""
+    if j == 0:
+        return i < N - 1
+    if i == N - 1:
+        return True
+    return max_gap < 0 or i - j - 1 <= max_gap
+
+
+cdef void _marginals_one(
+    const double* g, Py_ssize_t n, Py_ssize_t n_types, Py_ssize_t max_gap,
+    double* alpha, double* beta, double* out_log_mass, double* out_marg,
+) noexcept nogil:
+    """Forward-backward per type over the lattice of one sentence.
+
+    Writes per type the log mass, log of the sum over segments of
+    exp(score), and for every transition j -> i the share of that mass held
+    by the segments that use it (in (T, N, N); all 0 when no segment is legal).
+    """
+    cdef Py_ssize_t N = n + 2, NN = N * N
+    cdef Py_ssize_t t, i, j
+    cdef double m, s, v
+    cdef const double* gt
+    cdef double* mt
+    for t in range(n_types):
+        gt = g + t * NN
+        mt = out_marg + t * NN
+        for i in range(NN):
+            mt[i] = 0.0
+        alpha[0] = 0.0
+        for i in range(1, N):
+            m = -INFINITY
+            for j in range(i):
+                if _is_arc(j, i, N, max_gap) and alpha[j] != -INFINITY:
+                    v = alpha[j] + gt[j * N + i]
+                    if v > m:
+                        m = v
+            s = 0.0
+            if m != -INFINITY:
+                for j in range(i):
+                    if _is_arc(j, i, N, max_gap) and alpha[j] != -INFINITY:
+                        s += exp(alpha[j] + gt[j * N + i] - m)
+                alpha[i] = m + log(s)
+            else:
+                alpha[i] = -INFINITY
+        beta[N - 1] = 0.0
+        for j in range(N - 2, -1, -1):
+            m = -INFINITY
+            for i in range(j + 1, N):
+                if _is_arc(j, i, N, max_gap) and beta[i] != -INFINITY:
+                    v = gt[j * N + i] + beta[i]
+                    if v > m:
+                        m = v
+            s = 0.0
+            if m != -INFINITY:
+                for i in range(j + 1, N):
+                    if _is_arc(j, i, N, max_gap) and beta[i] != -INFINITY:
+                        s += exp(gt[j * N + i] + beta[i] - m)
+                beta[j] = m + log(s)
+            else:
+                beta[j] = -INFINITY
+        v = alpha[N - 1]
+        out_log_mass[t] = v
+        if v == -INFINITY:
+            continue
+        for j in range(N - 1):
+            if alpha[j] == -INFINITY:
+                continue
+            for i in range(j + 1, N):
+                if _is_arc(j, i, N, max_gap) and beta[i] != -INFINITY:
+                    mt[j * N + i] = exp(alpha[j] + gt[j * N + i] + beta[i] - v)
+
+
+def segment_marginals_batch(
+    const double[::1] flat,
+    const int64_t[::1] offsets,
+    const int64_t[::1] lengths,
+    const int64_t[::1] n_types,
+    Py_ssize_t max_gap,
+    double[::1] out_log_mass,
+    double[::1] out_marginals,
+):
+    """Log mass per type and transition shares of every sentence of a batch.
+
+    Layout as `kbest_segments_batch`; sentence b's log masses go to
+    out_log_mass[sum of n_types before b : ... + n_types[b]] and its shares
+    to out_marginals[offsets[b]:offsets[b+1]], shaped (T, n+2, n+2).
+    """
+    cdef Py_ssize_t n_sent = lengths.shape[0]
+    cdef Py_ssize_t b, n_max = 0, z0 = 0
+    for b in range(n_sent):
+        if lengths[b] > n_max:
+            n_max = lengths[b]
+    cdef double* alpha = <double*>malloc((n_max + 2) * sizeof(double))
+    cdef double* beta = <double*>malloc((n_max + 2) * sizeof(double))
+    try:
+        if alpha == NULL or beta == NULL:
+            raise MemoryError("segment marginals: out of memory")
+        with nogil:
+            for b in range(n_sent):
+                _marginals_one(
+                    &flat[0] + offsets[b], lengths[b], n_types[b], max_gap,
+                    alpha, beta, &out_log_mass[0] + z0, &out_marginals[0] + offsets[b],
+                )
+                z0 += n_types[b]
+    finally:
+        free(alpha)
+        free(beta)

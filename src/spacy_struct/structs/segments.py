@@ -21,19 +21,29 @@ Memory O(n k) scratch plus the output.
 
 Prediction (`select_segments`) keeps segments above a threshold, with the
 paper's optional restrictions against overlapping and embedded segments.
+
+Likelihood (`segment_marginals`). The mass M_t = sum over segments y of
+type t of exp(f(y)) is a path sum over the lattice of positions 0..n+1
+(forward-backward, O(T n^2) per sentence), and its gradient gives each
+transition's expected use. `GappedSegments` is the structure object over
+both: the k-best decoder for prediction and the paper's margin loss, and a
+CRF over segment *sets* for the "crf" loss (see the class).
 """
 from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .arrays import ArrayOrBatch, as_batch, check_scores, pack, unbatch, where
-from ._segments import kbest_segments_batch
+from ._segments import kbest_segments_batch, segment_marginals_batch
+from .base import Structure
 
-__all__ = ["Segments", "kbest_segments", "select_segments"]
+__all__ = [
+    "GappedSegments", "Segments", "kbest_segments", "segment_marginals", "select_segments",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +70,24 @@ class Segments:
             (int(t), tuple(w[o[s] : o[s + 1]]), float(sc))
             for s, (t, sc) in enumerate(zip(self.types.tolist(), self.scores.tolist()))
         ]
+
+    @classmethod
+    def from_list(cls, items: Sequence[Tuple[int, Sequence[int]]]) -> "Segments":
+        """Segments from (type, increasing word indices) pairs, score 0."""
+        lengths = [len(words) for _, words in items]
+        offsets = np.zeros(len(items) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        words = [w for _, ws in items for w in ws]
+        return cls(
+            np.array([t for t, _ in items], np.int64).reshape(-1),
+            np.zeros(len(items), np.float64),
+            offsets,
+            np.array(words, np.int64).reshape(-1),
+        )
+
+    def keys(self) -> List[Tuple[int, Tuple[int, ...]]]:
+        """(type, words) per segment: what identifies a segment."""
+        return [(t, w) for t, w, _ in self.as_list()]
 
     @classmethod
     def empty(cls) -> "Segments":
@@ -249,3 +277,165 @@ def _take(seg: Segments, keep: np.ndarray) -> Segments:
         seg.types[keep].copy(), seg.scores[keep].copy(), offsets,
         seg.words[idx].astype(np.int64, copy=False),
     )
+
+
+def segment_marginals(
+    scores: ArrayOrBatch, max_gap: Optional[int] = None, contiguous: bool = False
+) -> Union[Tuple[np.ndarray, np.ndarray], List[Tuple[np.ndarray, np.ndarray]]]:
+    """Log mass per type and each transition's share of it, per sentence.
+
+    `scores`: one (T, n+2, n+2) array or a list of them.
+    RETURNS: (log_mass of shape (T,): log of the sum over legal segments y
+    of type t of exp(f(y)), -inf when none is legal; shares of the scores'
+    shape: the part of that sum held by the segments using transition
+    j -> i, i.e. P(a segment drawn in proportion to exp(f) uses j -> i),
+    0 outside the lattice), or a list of them.
+    """
+    items, single = as_batch(scores, "scores")
+    gap = check_gap(max_gap, contiguous)
+    arrays = [check_segment_scores(x, i, single) for i, x in enumerate(items)]
+    if not arrays:
+        return []
+    ns = np.array([a.shape[1] - 2 for a in arrays], dtype=np.int64)
+    ts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    flat, offsets = pack(arrays)
+    log_mass = np.zeros(int(ts.sum()), np.float64)
+    shares = np.zeros_like(flat)
+    segment_marginals_batch(flat, offsets, ns, ts, gap, log_mass, shares)
+    z_off = np.concatenate([[0], np.cumsum(ts)])
+    results = [
+        (log_mass[z_off[b]:z_off[b + 1]].copy(), shares[offsets[b]:offsets[b + 1]].reshape(a.shape))
+        for b, a in enumerate(arrays)
+    ]
+    return unbatch(results, single)
+
+
+def transitions(n: int, words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
+    """The (from, to) lattice positions of a segment's transitions:
+    0 -> first word, each word -> the next, last word -> n + 1."""
+    pos = np.concatenate([[0], np.asarray(words, np.int64) + 1, [n + 1]])
+    return pos[:-1], pos[1:]
+
+
+class GappedSegments(Structure):
+    """Sets of typed gapped segments per sentence, as a structure object.
+
+    A structure `y` is a `Segments` (types and words; scores unused).
+    - `argmax`: the k best segments per type (k = `k`, or the sentence
+      length when 0, the paper's choice) that score above `threshold`,
+      under the restrictions given (`select_segments`).
+    - `marginals`: for the "crf" loss, a distribution over *sets* of
+      segments in which every segment y is present independently, with
+      rate exp(f(y)) (a Poisson process over the segments of the lattice):
+      P(G) = prod_{y in G} exp(f(y)) * exp(-M), M = sum over all segments of
+      every type of exp(f(y)). So log Z = M (finite, by forward-backward),
+      its gradient is the expected use of each transition, and the gold
+      term is the plain sum of the gold segments' scores: the shared CRF
+      loss is exactly -log P(gold set). Unlike one softmax per type, a
+      sentence may hold several segments of a type, each decided on its
+      own evidence. A gold set holds a segment 0 or 1 times, and the
+      maximum-likelihood rate of a 0/1 count is its mean, so exp(f(y))
+      estimates the probability that y is gold: f(y) > log(1/2) = -0.69 is
+      the decision point.
+    - `candidates` / `candidate_indicator`: what the paper's multilabel
+      margin loss needs (the k-best wrong segments and the gold ones).
+    """
+
+    name = "gapped segments"
+
+    def __init__(
+        self,
+        max_gap: Optional[int] = None,
+        contiguous: bool = False,
+        k: int = 0,
+        threshold: float = 0.0,
+        allow_overlap: bool = True,
+        allow_embedding: bool = True,
+    ) -> None:
+        self.gap = check_gap(max_gap, contiguous)
+        self.max_gap = None if self.gap < 0 else self.gap
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"k must be 0 (the sentence length) or positive, got {k!r}")
+        self.k = int(k)
+        self.threshold = float(threshold)
+        self.allow_overlap = bool(allow_overlap)
+        self.allow_embedding = bool(allow_embedding)
+
+    def _k(self, n: int) -> int:
+        return self.k or max(n, 1)
+
+    def kbest(self, scores: Sequence[np.ndarray]) -> List[Segments]:
+        """The k best segments of each type per sentence (no threshold)."""
+        if not scores:
+            return []
+        k = max(self._k(S.shape[1] - 2) for S in scores)
+        return kbest_segments(list(scores), k, max_gap=self.max_gap)
+
+    def argmax(self, scores: Sequence[np.ndarray]) -> List[Segments]:
+        """The predicted segments per sentence (see the class docstring)."""
+        if not scores:
+            return []
+        return select_segments(
+            self.kbest(scores), self.threshold, self.allow_overlap, self.allow_embedding
+        )
+
+    def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        """(M, expected transition uses) per sentence, M the summed rate of
+        all segments of every type (the log partition of the set model)."""
+        if not scores:
+            return []
+        out = []
+        for log_mass, shares in segment_marginals(list(scores), max_gap=self.max_gap):
+            mass = np.exp(log_mass)  # 0 where no segment is legal
+            out.append((float(mass.sum()), shares * mass[:, None, None]))
+        return out
+
+    def indicator(self, shape: Tuple[int, ...], y: Segments) -> np.ndarray:
+        """How often each transition is used by the segments of `y`."""
+        out = np.zeros(shape, np.float64)
+        n = shape[1] - 2
+        for t, words in y.keys():
+            a, b = transitions(n, words)
+            np.add.at(out[t], (a, b), 1.0)
+        return out
+
+    def score(self, scores: np.ndarray, y: Segments) -> float:
+        """Sum of the segments' scores."""
+        n = scores.shape[1] - 2
+        total = 0.0
+        for t, words in y.keys():
+            a, b = transitions(n, words)
+            total += float(scores[t, a, b].sum())
+        return total
+
+    def local_marginals(self, scores):
+        raise ValueError(
+            "the 'local' loss is not defined for gapped segments; use 'crf' or "
+            "'multilabel_margin'"
+        )
+
+    def add_hamming_cost(self, scores, golds, cost):
+        raise ValueError(
+            "the 'margin' loss needs one best structure per sentence, and segments "
+            "are a set; use 'multilabel_margin' (the paper's) or 'crf'"
+        )
+
+    def candidates(self, scores: Sequence[np.ndarray]) -> List[List[Tuple[Any, float]]]:
+        """Per sentence, the k-best segments of every type as (key, score)."""
+        return [
+            [((t, w), s) for t, w, s in seg.as_list()] for seg in self.kbest(scores)
+        ]
+
+    def gold_candidates(self, scores: np.ndarray, gold: Segments) -> List[Tuple[Any, float]]:
+        """The gold segments as (key, score)."""
+        n = scores.shape[1] - 2
+        out = []
+        for t, words in gold.keys():
+            a, b = transitions(n, words)
+            out.append(((t, words), float(scores[t, a, b].sum())))
+        return out
+
+    def candidate_indicator(self, shape: Tuple[int, ...], key: Any) -> np.ndarray:
+        """The transitions of one candidate segment (type, words)."""
+        t, words = key
+        return self.indicator(shape, Segments.from_list([(t, words)]))

@@ -1,0 +1,55 @@
+"""`spacy_struct.SentenceDocs.v1`: a corpus reader for one-sentence Docs.
+
+spaCy's reader with `gold_preproc = true` cuts every Doc that has sentence
+boundaries into its sentences with `Span.as_doc`, which keeps neither
+`doc.spans` nor `doc.user_data`. A Doc of one token always has a sentence
+boundary, so a one-word sentence ("Abstract", "Results") loses its gold
+spans and segments even when the corpus stores one sentence per Doc, as the
+CRAFT and spans-jsonl converters do. This reader keeps each Doc whole: the
+predicted Doc gets the corpus's tokens and spaces (what `gold_preproc`
+means for tokens), the reference keeps everything it holds, and a Doc with
+several sentences stays one example (the structured components read the
+sentences from the reference).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Optional, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Corpus, Example
+from spacy.util import registry
+
+
+class SentenceDocs(Corpus):
+    """spaCy's `Corpus` whose gold-token mode never cuts a Doc."""
+
+    def make_examples_gold_preproc(self, nlp: Language, reference_docs: Iterable[Doc]) -> Iterator[Example]:
+        """One example per Doc, its predicted side made of the reference's tokens."""
+        for reference in reference_docs:
+            if len(reference):
+                words = [token.text for token in reference]
+                spaces = [bool(token.whitespace_) for token in reference]
+                yield Example(Doc(nlp.vocab, words=words, spaces=spaces), reference)
+
+
+@registry.readers("spacy_struct.SentenceDocs.v1")
+def create_sentence_docs_reader(
+    path: Optional[Union[str, Path]],
+    gold_preproc: bool = True,
+    max_length: int = 0,
+    limit: int = 0,
+    augmenter: Optional[Callable] = None,
+) -> Callable[[Language], Iterable[Example]]:
+    """Examples from a .spacy file, one per Doc (see the module docstring).
+
+    path: the .spacy file or a directory of them.
+    gold_preproc: the corpus's tokens (True) or the pipeline's tokenizer.
+    max_length, limit, augmenter: as in spaCy's `spacy.Corpus.v1`.
+    """
+    if path is None:
+        raise ValueError("spacy_struct.SentenceDocs.v1: no path given (set paths.train / paths.dev)")
+    return SentenceDocs(
+        path, gold_preproc=gold_preproc, max_length=max_length, limit=limit, augmenter=augmenter
+    )

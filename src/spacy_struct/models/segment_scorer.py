@@ -1,0 +1,188 @@
+"""`spacy_struct.SegmentPairScorer.v1`: transition scores of gapped segments.
+
+A gapped segment of type t is a path 0 -> i1 -> ... -> im -> n+1 over the
+positions of a sentence (McDonald, Crammer & Pereira 2005), and its score
+is the sum of its transitions' scores g(j, i, t). The paper's four states
+each get their own view of a word (from the shared sentence encoder):
+
+- start, g(0, i): a linear score of the start view of word i;
+- end, g(i, n+1): a linear score of the end view of word i;
+- next and skip, g(j, i) for words j < i: a biaffine form of a "from" view
+  of word j and a "to" view of word i, [f_j; 1]^T U_t [o_i; 1], plus a
+  learned bias per type and gap length (0 for next, the words skipped
+  otherwise), so contiguity is the cheap default and a gap must be earned.
+
+One word of type t scores start + end, the common case (most mentions
+are one word); every extra word adds one transition. The scores come as one
+(T, n+2, n+2) array per sentence, the layout of `structs.segments`.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import List, Optional, Tuple
+
+import numpy as np
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from .batch import SentenceBatch
+from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
+from .encoder import build_sentence_encoder
+from .scorer import encoder_and_head
+
+# gaps 0 (next), 1, 2, 3, 4 get a bucket each, then 5-7, 8-15, 16+
+_GAP_EDGES = np.array([0, 1, 2, 3, 4, 5, 8, 16], dtype=np.int64)
+N_GAP_BUCKETS = len(_GAP_EDGES)
+# Initial gap bias: 0 for the next word, then lower the more gaps a bucket
+# holds, so an untrained model gives gapped segments little weight.
+_INITIAL_GAP_BIAS = np.array([0.0, -5.0, -5.0, -5.0, -5.0, -6.0, -7.0, -10.0], dtype=np.float32)
+
+
+@lru_cache(maxsize=512)
+def _pair_grid(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(n, n) gap bucket of word pair (j, i) and a float32 mask of j < i;
+    cached per length, read-only."""
+    gap = np.arange(n)[None, :] - np.arange(n)[:, None] - 1
+    buckets = np.maximum(np.digitize(np.maximum(gap, 0), _GAP_EDGES) - 1, 0).astype(np.int64)
+    later = (gap >= 0).astype(np.float32)
+    buckets.flags.writeable = later.flags.writeable = False
+    return buckets, later
+
+
+@registry.architectures("spacy_struct.SegmentPairScorer.v1")
+def build_segment_pair_scorer(
+    tok2vec: Model,
+    hidden_width: int = 128,
+    dropout: float = 0.33,
+    context_width: int = 256,
+    context_depth: int = 1,
+    characters: int = 0,
+) -> Model[SentenceBatch, List[np.ndarray]]:
+    """Transition scores of gapped segments over the sentence encoder.
+
+    tok2vec: docs to one vector per token (a listener to share a `tok2vec`
+        component, or a layer of its own).
+    hidden_width: size of each of the four views of a word.
+    dropout: in training, on the LSTM's inputs and on the views.
+    context_width: output width of a BiLSTM over each sentence; 0 for none.
+    context_depth: its number of layers.
+    characters: width of a character encoder beside the tok2vec; 0 for none.
+    RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
+        per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
+        word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
+        Its ref "output" holds nO = T, which must be set before initializing.
+    """
+    encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
+    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout))
+
+
+def segment_pair_head(hidden_width: int, dropout: float) -> Model[List[Floats2d], List[np.ndarray]]:
+    """The head alone: per-sentence word vectors to transition scores."""
+    if hidden_width < 1:
+        raise ValueError(f"hidden_width must be positive, not {hidden_width}")
+    check_dropout(dropout)
+    return Model(
+        "segment_pair_head",
+        _forward,
+        init=_init,
+        dims={"nI": None, "nO": None, "hidden_width": hidden_width},
+        params={"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None},
+        attrs={SCORER_DROPOUT: dropout},
+    )
+
+
+def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
+    if not model.has_dim("nO") or model.get_dim("nO") is None:
+        raise ValueError("SegmentPairScorer: the number of types (nO) must be set before initializing")
+    width = model.get_dim("nI")
+    h, T = model.get_dim("hidden_width"), model.get_dim("nO")
+    rng = np.random.default_rng(0)
+    limit = np.sqrt(6.0 / (width + 4 * h))
+    model.set_param("W", rng.uniform(-limit, limit, (width, 4 * h)).astype(np.float32))
+    model.set_param("b", np.zeros((4 * h,), dtype=np.float32))
+    model.set_param("U", np.zeros((h + 1, T, h + 1), dtype=np.float32))
+    model.set_param("gap", np.repeat(_INITIAL_GAP_BIAS[:, None], T, axis=1))
+    # start and end: a weight per view unit and type, and a bias per type
+    # (last row). The start bias begins negative: segments are rare, and an
+    # untrained model should predict none rather than every word.
+    # (Both biases keep an untrained model's summed segment rate small: a
+    # sentence of n words has about n^2 / 2 contiguous and 2^n gapped segments.)
+    start = np.zeros((h + 1, T), dtype=np.float32)
+    start[h] = -2.0
+    model.set_param("start", start)
+    model.set_param("end", np.zeros((h + 1, T), dtype=np.float32))
+    return model
+
+
+def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
+    h, T = model.get_dim("hidden_width"), model.get_dim("nO")
+    W, b, U = model.get_param("W"), model.get_param("b"), model.get_param("U")
+    Wg, Ws, We = model.get_param("gap"), model.get_param("start"), model.get_param("end")
+    U2 = U.reshape(h + 1, T * (h + 1))
+
+    sizes = [len(x) for x in sent_vecs]
+    offsets = np.cumsum([0] + sizes)
+    if offsets[-1] == 0:
+        X = np.zeros((0, model.get_dim("nI")), dtype=np.float32)
+    else:
+        X = np.concatenate(sent_vecs).astype(np.float32, copy=False)
+    pre = X @ W + b
+    act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
+    ones = np.ones((len(X), 1), dtype=np.float32)
+    F1 = np.concatenate([act[:, :h], ones], axis=1)             # from views
+    O1 = np.concatenate([act[:, h:2 * h], ones], axis=1)        # to views
+    B1 = np.concatenate([act[:, 2 * h:3 * h], ones], axis=1)    # start views
+    E1 = np.concatenate([act[:, 3 * h:], ones], axis=1)         # end views
+    FU = F1 @ U2                                                # (N, T * (h + 1))
+    starts, ends = B1 @ Ws, E1 @ We                             # (N, T)
+
+    outputs = []
+    for i, n in enumerate(sizes):
+        lo, hi = offsets[i], offsets[i + 1]
+        out = np.zeros((T, n + 2, n + 2), dtype=np.float32)
+        if n:
+            buckets, later = _pair_grid(n)
+            pair = (FU[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
+            pair = pair.transpose(1, 0, 2) + Wg[buckets].transpose(2, 0, 1)
+            out[:, 1:n + 1, 1:n + 1] = pair * later
+            out[:, 0, 1:n + 1] = starts[lo:hi].T
+            out[:, 1:n + 1, n + 1] = ends[lo:hi].T
+        outputs.append(out)
+
+    def backprop(d_scores: List[np.ndarray]):
+        d_FU = np.zeros_like(FU)
+        d_O1 = np.zeros_like(O1)
+        d_starts = np.zeros_like(starts)
+        d_ends = np.zeros_like(ends)
+        d_Wg = np.zeros_like(Wg)
+        for i, n in enumerate(sizes):
+            if n == 0:
+                continue
+            lo, hi = offsets[i], offsets[i + 1]
+            d = d_scores[i].astype(np.float32, copy=False)
+            buckets, later = _pair_grid(n)
+            d_pair = d[:, 1:n + 1, 1:n + 1] * later                      # (T, n, n)
+            d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2)).reshape(n * T, n)
+            d_FU[lo:hi] = (d_t @ O1[lo:hi]).reshape(n, T * (h + 1))
+            d_O1[lo:hi] = d_t.T @ FU[lo:hi].reshape(n * T, h + 1)
+            d_Wg += np.stack(
+                [np.bincount(buckets.ravel(), weights=d_pair[t].ravel(), minlength=N_GAP_BUCKETS)
+                 for t in range(T)], axis=1,
+            ).astype(np.float32)
+            d_starts[lo:hi] = d[:, 0, 1:n + 1].T
+            d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
+        model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))
+        model.inc_grad("gap", d_Wg)
+        model.inc_grad("start", B1.T @ d_starts)
+        model.inc_grad("end", E1.T @ d_ends)
+        d_views = np.concatenate([
+            (d_FU @ U2.T)[:, :h], d_O1[:, :h], (d_starts @ Ws.T)[:, :h], (d_ends @ We.T)[:, :h],
+        ], axis=1)
+        d_pre = bp_dropout(d_views) * (pre > 0)
+        model.inc_grad("W", X.T @ d_pre)
+        model.inc_grad("b", d_pre.sum(0))
+        dX = d_pre @ W.T
+        return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
+
+    return outputs, backprop

@@ -1,0 +1,326 @@
+"""The `overlap_segmenter` component: typed segments that may overlap, nest,
+cross and be discontinuous (McDonald, Crammer & Pereira 2005).
+
+predict: the segment pair scorer gives (T, n+2, n+2) transition scores per
+sentence, and the k-best gapped-segment decoder
+(`structs.segments.GappedSegments`) returns, per type, the segments that
+score above the threshold, under the restrictions configured (no overlap,
+no embedding, contiguous only, a maximum gap). update: a CRF over segment
+sets on the segment lattice ("crf", the default) or the paper's multilabel
+margin ("multilabel_margin"); the training loop, labels and sentence
+batching are the shared `StructuredComponent`'s.
+
+Output: every segment in `doc._.segments` (see `segments.py`); the
+contiguous ones also in `doc.spans[spans_key]`, as spancat writes them, and
+the fragments of the discontinuous ones in `doc.spans[spans_key +
+"_fragments"]`, one span per fragment with the segment's number as its
+`id`, so spaCy's span scorer, `spacy evaluate` and displaCy's span style
+read them.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example
+from thinc.api import Model
+
+from ..models import SentenceBatch, default_model_config
+from ..pipeline import StructuredComponent, factory_config
+from ..structs.segments import GappedSegments, Segments
+from .segments import get_segments, has_segments, set_segments
+
+DEFAULT_SEGMENTER_MODEL = default_model_config("""
+[model]
+@architectures = "spacy_struct.SegmentPairScorer.v1"
+hidden_width = 128
+dropout = 0.33
+context_width = 256
+context_depth = 1
+characters = 0
+""")
+
+#: overlap_segmenter's own settings and their defaults (beside SHARED_DEFAULTS)
+SEGMENTER_DEFAULTS: Dict[str, Any] = {
+    "spans_key": "sc",
+    "threshold": None,
+    "k": 0,
+    "max_gap": None,
+    "contiguous": False,
+    "allow_overlap": True,
+    "allow_embedding": True,
+}
+
+#: the losses defined for sets of segments, and the score at which each
+#: decides a segment is present when no threshold is set
+DEFAULT_THRESHOLDS = {"crf": float(np.log(0.5)), "multilabel_margin": 0.0}
+SEGMENT_LOSSES = tuple(DEFAULT_THRESHOLDS)
+
+
+@Language.factory(
+    "overlap_segmenter",
+    assigns=["doc.spans", "doc._.segments"],
+    default_config=factory_config(
+        DEFAULT_SEGMENTER_MODEL, SEGMENTER_DEFAULTS, "spacy_struct.overlap_segmenter_scorer.v1"
+    ),
+    default_score_weights={
+        "segments_f": 1.0,
+        "segments_p": 0.0,
+        "segments_r": 0.0,
+        "segments_discontinuous_f": None,
+        "segments_crossing_f": None,
+    },
+)
+def make_overlap_segmenter(
+    nlp: Language,
+    name: str,
+    model: Model,
+    spans_key: str,
+    threshold: Optional[float],
+    k: int,
+    max_gap: Optional[int],
+    contiguous: bool,
+    allow_overlap: bool,
+    allow_embedding: bool,
+    loss: str,
+    margin_cost: float,
+    max_unsegmented_length: int,
+    max_sentence_length: int,
+    scorer: Optional[Callable],
+) -> "OverlapSegmenter":
+    """Typed segments that may overlap, nest, cross and have gaps.
+
+    spans_key: `doc.spans` key of the contiguous segments (the discontinuous
+        ones' fragments go under `spans_key + "_fragments"`).
+    threshold: segments scoring above it are kept; raise it for precision,
+        lower it for recall. None: the loss's own decision point (crf:
+        log(1/2) = -0.69, where a segment's estimated probability of being
+        gold passes 1/2; multilabel_margin: 0, the middle of the margin).
+    k: segments considered per type and sentence (0: the sentence length,
+        the paper's choice).
+    max_gap: most words a segment may skip between two of its words (None:
+        no limit). contiguous: no gaps at all (max_gap = 0).
+    allow_overlap, allow_embedding: the paper's restrictions at prediction;
+        when False, of two segments sharing words (or one inside the other)
+        the higher scoring is kept. max_gap and contiguous restrict training
+        too: gold segments they exclude are left out, counted and announced.
+    loss: "crf" (each segment present independently with rate exp(score),
+        normalized exactly by forward-backward over the segment lattice; see
+        structs.segments.GappedSegments) or "multilabel_margin" (the paper's:
+        gold above +margin_cost, the k-best wrong below -margin_cost).
+    max_unsegmented_length, max_sentence_length: how a Doc is cut into the
+        sentences the decoder runs over (see spacy_struct/pipeline/sentences.py).
+    """
+    return OverlapSegmenter(
+        nlp.vocab, model, name, spans_key=spans_key, threshold=threshold, k=k,
+        max_gap=max_gap, contiguous=contiguous, allow_overlap=allow_overlap,
+        allow_embedding=allow_embedding, loss=loss, margin_cost=margin_cost,
+        max_unsegmented_length=max_unsegmented_length,
+        max_sentence_length=max_sentence_length, scorer=scorer,
+    )
+
+
+class OverlapSegmenter(StructuredComponent):
+    """Overlapping, nested, crossing and discontinuous segments per sentence."""
+
+    default_name = "overlap_segmenter"
+    rule_sentences = False
+    own_defaults = SEGMENTER_DEFAULTS
+    #: gold segments left out of training because max_gap / contiguous exclude them
+    _unrepresentable = 0
+
+    def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
+        """The loss is one for sets of segments; spans_key a non-empty string;
+        the decoding settings valid for `GappedSegments`."""
+        if settings["loss"] not in SEGMENT_LOSSES:
+            raise ValueError(
+                f"{name}: loss must be one of {list(SEGMENT_LOSSES)} for segments, "
+                f"got {settings['loss']!r}"
+            )
+        key = settings["spans_key"]
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        threshold = settings["threshold"]
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+            or not np.isfinite(threshold)
+        ):
+            raise ValueError(f"{name}: threshold must be a finite number or null, got {threshold!r}")
+        for flag in ("contiguous", "allow_overlap", "allow_embedding"):
+            settings[flag] = bool(settings[flag])
+        try:
+            self._structure(settings)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name}: {err}") from None
+
+    @staticmethod
+    def _structure(cfg: Dict[str, Any]) -> GappedSegments:
+        threshold = cfg["threshold"]
+        if threshold is None:
+            threshold = DEFAULT_THRESHOLDS[cfg["loss"]]
+        return GappedSegments(
+            max_gap=cfg["max_gap"], contiguous=cfg["contiguous"], k=cfg["k"],
+            threshold=threshold, allow_overlap=cfg["allow_overlap"],
+            allow_embedding=cfg["allow_embedding"],
+        )
+
+    @property
+    def structure(self) -> GappedSegments:
+        """The gapped-segment structure under the configured restrictions."""
+        return self._structure(self.cfg)
+
+    @property
+    def spans_key(self) -> str:
+        """The `doc.spans` key the contiguous segments are written to."""
+        return str(self.cfg["spans_key"])
+
+    @property
+    def missing_labels_message(self) -> str:
+        return (
+            "found no segments (doc._.segments) in the training examples; convert "
+            "the corpus with `python -m spacy_struct convert craft` or set "
+            "doc._.segments on the reference docs"
+        )
+
+    # ------------------------------------------------------------- predicting
+    def predict(self, docs: Iterable[Doc]):
+        """Find the segments of the docs without changing them.
+
+        RETURNS: (the SentenceBatch, one `Segments` per sentence, in sentence
+            word indices).
+        """
+        _, batch, scores = self.score_docs(docs)
+        if scores is None:
+            return batch, []
+        return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
+
+    def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
+        """Write the segments to `doc._.segments`, the contiguous ones to
+        `doc.spans[spans_key]` and the discontinuous ones' fragments to
+        `doc.spans[spans_key + "_fragments"]`.
+
+        docs: the docs that were tagged.
+        predictions: what `predict` returned for them.
+        """
+        batch, predicted = predictions
+        docs = list(docs)
+        found: List[List[Tuple[str, List[Tuple[int, int]]]]] = [[] for _ in docs]
+        labels = self.labels
+        for (doc_i, start, _), segs in zip(batch.sents, predicted):
+            for t, words in segs.keys():
+                found[doc_i].append((labels[t], runs([start + w for w in words])))
+        key = self.spans_key
+        for doc, items in zip(docs, found):
+            items.sort(key=lambda item: (item[1][0][0], -item[1][-1][1], item[0]))
+            set_segments(doc, items)
+            whole, pieces = [], []
+            for number, (label, frags) in enumerate(items):
+                if len(frags) == 1:
+                    whole.append(Span(doc, frags[0][0], frags[0][1], label=label))
+                else:
+                    pieces.extend(
+                        Span(doc, s, e, label=label, span_id=str(number)) for s, e in frags
+                    )
+            doc.spans[key] = SpanGroup(doc, name=key, spans=whole)
+            doc.spans[key + "_fragments"] = SpanGroup(doc, name=key + "_fragments", spans=pieces)
+
+    # ---------------------------------------------------------------- training
+    def gold(self, eg: Example, index: int):
+        """Sentence ranges of the predicted doc and the gold `Segments` of
+        each, in sentence word indices."""
+        ref = eg.reference
+        if not has_segments(ref):
+            raise self.gold_error(index, eg, (
+                "the reference doc has no doc._.segments. Convert the corpus with "
+                "`python -m spacy_struct convert craft` (or set doc._.segments = "
+                "[(label, [(start, end), ...]), ...]; an empty list for a doc without "
+                "segments). If the corpus has them, spaCy's reader dropped them: with "
+                "gold_preproc = true (on docs with sentence boundaries) or "
+                "max_length > 0 it cuts docs with Span.as_doc, which keeps no user_data"
+            ))
+        label_index = {label: i for i, label in enumerate(self.labels)}
+        ranges = self.training_ranges(eg)
+        per_sent: List[List[Tuple[int, Tuple[int, ...]]]] = [[] for _ in ranges]
+        pred = eg.predicted
+        for seg in get_segments(ref):
+            if seg.label_ not in label_index:
+                raise self.gold_error(index, eg, (
+                    f"segment {seg.text!r} has the label {seg.label_!r}, which is not one "
+                    f"of the component's labels {list(self.labels)}; initialize it with "
+                    f"data that contains it"
+                ))
+            words = []
+            for s, e in seg.offsets:
+                span = pred.char_span(ref[s].idx, ref[e - 1].idx + len(ref[e - 1]))
+                if span is None:
+                    break
+                words.extend(range(span.start, span.end))
+            else:
+                sent = next((k for k, (s0, e0) in enumerate(ranges)
+                             if s0 <= words[0] and words[-1] < e0), None)
+                if sent is None:
+                    raise self.gold_error(index, eg, (
+                        f"segment {seg.text!r} (tokens {list(seg.offsets)}) crosses a "
+                        f"sentence boundary; segments are decoded per sentence"
+                    ))
+                s0 = ranges[sent][0]
+                if not self._representable(words):
+                    self._count_unrepresentable(seg, index)
+                    continue
+                per_sent[sent].append((label_index[seg.label_], tuple(w - s0 for w in words)))
+                continue
+            self.count_misaligned("segments")
+        golds = [Segments.from_list(sorted(set(items))) for items in per_sent]
+        return ranges, golds
+
+    def _representable(self, words: List[int]) -> bool:
+        """Whether the decoder can predict a segment over these words."""
+        gap = self.structure.gap
+        return gap < 0 or all(b - a - 1 <= gap for a, b in zip(words, words[1:]))
+
+    def _count_unrepresentable(self, seg, index: int) -> None:
+        if not self._unrepresentable:
+            warnings.warn(
+                f"{self.name}: gold segments with a gap the decoder cannot predict "
+                f"(max_gap = {self.cfg['max_gap']}, contiguous = {self.cfg['contiguous']}) "
+                f"are left out of training (first: {seg.text!r} in example {index}); "
+                f"component.unrepresentable_gold counts them"
+            )
+        self._unrepresentable += 1
+
+    @property
+    def unrepresentable_gold(self) -> int:
+        """Gold segments left out of training since `initialize` because the
+        configured max_gap / contiguous exclude them (counted per reading)."""
+        return self._unrepresentable
+
+    def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
+        """As `StructuredComponent.initialize`; also resets the count of
+        unrepresentable gold segments."""
+        self._unrepresentable = 0
+        super().initialize(get_examples, nlp=nlp, labels=labels)
+
+    def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
+        """Loss of the transition scores, and their gradient (per word of the batch)."""
+        loss, grads = self.structure_loss([s.astype(np.float64) for s in scores], golds)
+        n_words = sum(batch.lengths())
+        return loss, [(g / n_words).astype(np.float32) for g in grads]
+
+    # ----------------------------------------------------------- initializing
+    def labels_in(self, examples: Iterable[Example]) -> List[str]:
+        """The segment labels in the examples' reference docs, sorted."""
+        return sorted({seg.label_ for eg in examples for seg in get_segments(eg.reference)})
+
+
+def runs(words: List[int]) -> List[Tuple[int, int]]:
+    """Increasing token indices as maximal [start, end) runs (the fragments)."""
+    out: List[List[int]] = []
+    for w in words:
+        if out and w == out[-1][1]:
+            out[-1][1] = w + 1
+        else:
+            out.append([w, w + 1])
+    return [(s, e) for s, e in out]

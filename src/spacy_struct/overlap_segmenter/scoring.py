@@ -1,0 +1,139 @@
+"""Segment scores: exact match of (label, fragments), micro-averaged.
+
+A segment counts as found when a predicted segment has the same label and
+the same fragments (the same words; concept ids play no part), each
+distinct (label, fragments) counted once per doc. Reported:
+
+- `segments_p/r/f` overall and `segments_per_type`;
+- `segments_discontinuous_p/r/f`: gold and predicted both filtered to
+  segments with a gap (as Dai et al. 2020 score discontinuous NER);
+- `segments_crossing_p/r/f`: both filtered to segments that cross another
+  segment of their own set in the doc (they share words, neither holds the
+  other's words);
+- `segments_contiguous_p/r/f`: both filtered to segments without a gap;
+- `spans_<key>_p/r/f`: spaCy's `Scorer.score_spans` of `doc.spans[key]`,
+  what spancat reports, so `spacy evaluate` figures compare.
+
+Predicted segments are mapped to the reference's tokens by character
+offsets, so raw-text tokenization is scored fairly; one that does not map
+counts as wrong.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, FrozenSet, Iterable, Optional, Sequence, Set, Tuple
+
+from spacy.scorer import PRFScore, Scorer
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import registry
+
+from .segments import Segment, get_segments
+
+Key = Tuple[str, Tuple[Tuple[int, int], ...]]
+SegmentGetter = Callable[[Doc], Sequence[Segment]]
+
+def _words(key: Key) -> FrozenSet[int]:
+    return frozenset(i for s, e in key[1] for i in range(s, e))
+
+
+def crossing_keys(keys: Set[Key]) -> Set[Key]:
+    """The segments that share words with another one of `keys` while
+    neither holds all of the other's words."""
+    words = {key: _words(key) for key in keys}
+    items = sorted(keys, key=lambda k: k[1][0][0])
+    found: Set[Key] = set()
+    for i, a in enumerate(items):
+        wa = words[a]
+        last_a = a[1][-1][1]
+        for b in items[i + 1:]:
+            if b[1][0][0] >= last_a:
+                break
+            wb = words[b]
+            if wa & wb and not (wa <= wb or wb <= wa):
+                found.add(a)
+                found.add(b)
+    return found
+
+
+def _reference_keys(segments: Iterable[Segment]) -> Set[Key]:
+    return {(seg.label_, tuple(seg.offsets)) for seg in segments}
+
+
+def _predicted_keys(eg: Example, segments: Iterable[Segment]) -> Set[Key]:
+    """Predicted segments in reference token offsets; a segment whose
+    fragments do not map onto reference tokens gets an unmatched key."""
+    ref, pred = eg.reference, eg.predicted
+    keys: Set[Key] = set()
+    for seg in segments:
+        frags = []
+        for s, e in seg.offsets:
+            span = ref.char_span(pred[s].idx, pred[e - 1].idx + len(pred[e - 1]))
+            if span is None:
+                frags = None
+                break
+            frags.append((span.start, span.end))
+        if frags is None:
+            # negative offsets: a key no reference segment has
+            keys.add((seg.label_, tuple((-1 - s, -1 - e) for s, e in seg.offsets)))
+        else:
+            keys.add((seg.label_, tuple(frags)))
+    return keys
+
+
+def score_segments(
+    examples: Iterable[Example],
+    spans_key: Optional[str] = "sc",
+    predicted_segments: SegmentGetter = get_segments,
+    **kwargs,
+) -> Dict[str, object]:
+    """The scores above for `examples`.
+
+    spans_key: the `doc.spans` key for spaCy's span scores (None: leave
+        them out).
+    predicted_segments: how to read segments off a predicted doc
+        (`doc._.segments` by default; the bench reads spancat's spans).
+    RETURNS: a dict of scores, as `Language.evaluate` reports them.
+    """
+    examples = list(examples)
+    overall = PRFScore()
+    per_type: Dict[str, PRFScore] = {}
+    subsets = {name: PRFScore() for name in ("discontinuous", "crossing", "contiguous")}
+    for eg in examples:
+        gold = _reference_keys(get_segments(eg.reference))
+        guess = _predicted_keys(eg, predicted_segments(eg.predicted))
+        overall.score_set(guess, gold)
+        for label in {k[0] for k in gold | guess}:
+            per_type.setdefault(label, PRFScore()).score_set(
+                {k for k in guess if k[0] == label}, {k for k in gold if k[0] == label}
+            )
+        subsets["discontinuous"].score_set(
+            {k for k in guess if len(k[1]) > 1}, {k for k in gold if len(k[1]) > 1}
+        )
+        subsets["contiguous"].score_set(
+            {k for k in guess if len(k[1]) == 1}, {k for k in gold if len(k[1]) == 1}
+        )
+        subsets["crossing"].score_set(crossing_keys(guess), crossing_keys(gold))
+    scores: Dict[str, object] = {
+        "segments_p": overall.precision,
+        "segments_r": overall.recall,
+        "segments_f": overall.fscore,
+        "segments_per_type": {label: prf.to_dict() for label, prf in sorted(per_type.items())},
+    }
+    for name, prf in subsets.items():
+        scores[f"segments_{name}_p"] = prf.precision
+        scores[f"segments_{name}_r"] = prf.recall
+        scores[f"segments_{name}_f"] = prf.fscore
+    if spans_key is not None:
+        scores.update(Scorer.score_spans(
+            examples,
+            f"spans_{spans_key}",
+            getter=lambda doc, _attr: doc.spans.get(spans_key, []),
+            has_annotation=lambda doc: spans_key in doc.spans,
+            allow_overlap=True,
+        ))
+    return scores
+
+
+@registry.scorers("spacy_struct.overlap_segmenter_scorer.v1")
+def make_overlap_segmenter_scorer():
+    return score_segments

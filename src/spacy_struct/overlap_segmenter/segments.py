@@ -1,0 +1,162 @@
+"""`doc._.segments`: typed segments that may overlap, nest, cross and have gaps.
+
+spaCy's `Span` is contiguous, so a discontinuous mention ("BMP2 ... gene"
+in "BMP2 and BMP4 genes") needs its own representation. A segment is a
+label and its fragments, each a token range [start, end); fragments are in
+order and do not overlap (touching fragments are one fragment: the words,
+not the cut, are what a segment is).
+
+Storage is plain ints and strings in `doc.user_data[USER_DATA_KEY]`, as
+[[label, [[start, end], ...]], ...], so it survives `DocBin`
+(store_user_data, as the converters write), `Doc.to_bytes` and
+`nlp.pipe(n_process=2)`. Reading `doc._.segments` gives `Segment` objects
+over that storage; assigning to it takes `Segment`s or
+`(label, [(start, end), ...])` pairs and checks them.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Sequence, Tuple, Union
+
+from spacy.tokens import Doc, Span
+
+USER_DATA_KEY = "spacy_struct.segments"
+
+Fragments = Tuple[Tuple[int, int], ...]
+
+
+class Segment:
+    """One typed segment of a Doc: a label and its fragments (Spans in order)."""
+
+    __slots__ = ("doc", "label_", "offsets")
+
+    def __init__(self, doc: Doc, label: str, offsets: Fragments) -> None:
+        self.doc = doc
+        self.label_ = label
+        self.offsets = offsets
+
+    @property
+    def fragments(self) -> Tuple[Span, ...]:
+        """The fragments as Spans of the doc, in order, labeled with the segment's label."""
+        return tuple(Span(self.doc, s, e, label=self.label_) for s, e in self.offsets)
+
+    @property
+    def start(self) -> int:
+        """Index of the first token."""
+        return self.offsets[0][0]
+
+    @property
+    def end(self) -> int:
+        """Index after the last token."""
+        return self.offsets[-1][1]
+
+    @property
+    def is_discontinuous(self) -> bool:
+        """Whether the segment has a gap (more than one fragment)."""
+        return len(self.offsets) > 1
+
+    @property
+    def token_indices(self) -> Tuple[int, ...]:
+        """The indices of the segment's tokens, increasing."""
+        return tuple(i for s, e in self.offsets for i in range(s, e))
+
+    @property
+    def text(self) -> str:
+        """The fragments' texts joined with " ... " where a gap is."""
+        return " ... ".join(self.doc[s:e].text for s, e in self.offsets)
+
+    def __len__(self) -> int:
+        return sum(e - s for s, e in self.offsets)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Segment):
+            return NotImplemented
+        return (self.label_, self.offsets) == (other.label_, other.offsets)
+
+    def __hash__(self) -> int:
+        return hash((self.label_, self.offsets))
+
+    def __repr__(self) -> str:
+        return f"Segment({self.label_!r}, {self.text!r}, {list(self.offsets)})"
+
+
+SegmentLike = Union[Segment, Tuple[str, Sequence[Tuple[int, int]]]]
+
+
+def normalize_fragments(doc: Doc, fragments: Iterable, where: str) -> Fragments:
+    """Fragments as a tuple of (start, end) ints, touching ones merged.
+
+    Raises a ValueError naming `where` when a fragment is empty, out of the
+    doc, out of order or overlapping the one before.
+    """
+    out: List[List[int]] = []
+    items = list(fragments)
+    if not items:
+        raise ValueError(f"{where}: a segment needs at least one fragment")
+    for frag in items:
+        try:
+            start, end = (int(x) for x in frag)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: a fragment must be a (start, end) pair of token offsets, got {frag!r}") from None
+        if not 0 <= start < end <= len(doc):
+            raise ValueError(
+                f"{where}: fragment ({start}, {end}) is empty or outside the doc's "
+                f"{len(doc)} tokens (offsets are token indices, end exclusive)"
+            )
+        if out and start < out[-1][1]:
+            raise ValueError(
+                f"{where}: fragment ({start}, {end}) starts before the previous one "
+                f"({out[-1][0]}, {out[-1][1]}) ends; fragments must be in order and "
+                f"must not overlap"
+            )
+        if out and start == out[-1][1]:
+            out[-1][1] = end
+        else:
+            out.append([start, end])
+    return tuple((s, e) for s, e in out)
+
+
+def get_segments(doc: Doc) -> Tuple[Segment, ...]:
+    """The segments stored on `doc` (empty when none are)."""
+    return tuple(
+        Segment(doc, label, tuple((int(s), int(e)) for s, e in frags))
+        for label, frags in doc.user_data.get(USER_DATA_KEY, ())
+    )
+
+
+def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
+    """Store `segments` on `doc`, checked; raises a ValueError naming the
+    segment and the doc for a bad label or bad fragments."""
+    stored = []
+    for i, seg in enumerate(segments):
+        where = f"segment {i} of the doc {_preview(doc)}"
+        if isinstance(seg, Segment):
+            label, frags = seg.label_, seg.offsets
+        else:
+            try:
+                label, frags = seg
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}: expected (label, [(start, end), ...]), got {seg!r}") from None
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"{where}: the label must be a non-empty string, got {label!r}")
+        offsets = normalize_fragments(doc, frags, where)
+        stored.append([label, [[s, e] for s, e in offsets]])
+    doc.user_data[USER_DATA_KEY] = stored
+
+
+def has_segments(doc: Doc) -> bool:
+    """Whether segments (possibly none) were stored on `doc`."""
+    return USER_DATA_KEY in doc.user_data
+
+
+def _preview(doc: Doc) -> str:
+    text = doc.text
+    return repr(text[:40] + ("..." if len(text) > 40 else ""))
+
+
+def register_extension() -> None:
+    """Register `Doc._.segments` (idempotent)."""
+    if not Doc.has_extension("segments"):
+        Doc.set_extension("segments", getter=get_segments, setter=set_segments)
+
+
+register_extension()

@@ -1,0 +1,148 @@
+"""overlap_segmenter as a spaCy component: training on a small fixture,
+output in doc._.segments and doc.spans, serialization, settings at load
+time, multiprocessing, and clear errors for bad gold."""
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import Adam, fix_random_seed
+
+import spacy_struct.overlap_segmenter  # noqa: F401  (registers doc._.segments)
+
+SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
+
+SENTENCES = [
+    ("BMP2 and BMP4 genes are expressed", [
+        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
+    ("the limb bud grows", [("UBERON", [(1, 3)]), ("UBERON", [(1, 2)])]),
+    ("Shh and Fgf8 genes act", [
+        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
+    ("mice lack the limb", [("NCBITaxon", [(0, 1)]), ("UBERON", [(3, 4)])]),
+]
+
+
+def make_examples(nlp, sentences=SENTENCES):
+    examples = []
+    for text, segments in sentences:
+        ref = Doc(nlp.vocab, words=text.split())
+        ref._.segments = segments
+        examples.append(Example(nlp.make_doc(text), ref))
+    return examples
+
+
+@pytest.fixture(scope="module")
+def trained():
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    optimizer = Adam(0.03)
+    for _ in range(200):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
+def _found(doc):
+    return {(s.label_, s.offsets) for s in doc._.segments}
+
+
+def test_learns_overlapping_and_discontinuous_segments(trained):
+    for text, segments in SENTENCES:
+        doc = trained(text)
+        assert _found(doc) == {(label, tuple(frags)) for label, frags in segments}, text
+
+
+def test_contiguous_segments_go_to_doc_spans_and_fragments_to_their_own_key(trained):
+    doc = trained("BMP2 and BMP4 genes are expressed")
+    assert sorted((s.text, s.label_) for s in doc.spans["sc"]) == [
+        ("BMP2", "PR"), ("BMP4", "PR"), ("BMP4 genes", "SO")]
+    fragments = doc.spans["sc_fragments"]
+    assert [(s.text, s.label_) for s in fragments] == [("BMP2", "SO"), ("genes", "SO")]
+    assert len({s.id_ for s in fragments}) == 1
+    html = spacy.displacy.render(doc, style="span", options={"spans_key": "sc_fragments"})
+    assert "genes" in html
+
+
+def test_evaluate_reports_segment_scores(trained):
+    scores = trained.evaluate(make_examples(trained))
+    assert scores["segments_f"] == 1.0
+    assert scores["segments_discontinuous_f"] == 1.0
+    assert scores["segments_crossing_f"] == 1.0
+
+
+def test_round_trips_through_disk_and_bytes(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    text = SENTENCES[0][0]
+    assert _found(loaded(text)) == _found(trained(text))
+    again = spacy.blank("en")
+    again.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL})
+    again.from_bytes(trained.to_bytes())
+    assert _found(again(text)) == _found(trained(text))
+
+
+def test_settings_given_at_load_time_are_used(trained, tmp_path):
+    trained.to_disk(tmp_path / "model")
+    strict = spacy.load(tmp_path / "model", config={"components": {"overlap_segmenter": {"threshold": 1e6}}})
+    assert strict.get_pipe("overlap_segmenter").cfg["threshold"] == 1e6
+    assert strict(SENTENCES[0][0])._.segments == ()
+    contiguous = spacy.load(tmp_path / "model", config={"components": {"overlap_segmenter": {"contiguous": True}}})
+    assert not any(s.is_discontinuous for s in contiguous(SENTENCES[0][0])._.segments)
+
+
+def test_segments_survive_multiprocessing(trained):
+    texts = [text for text, _ in SENTENCES]
+    single = [_found(doc) for doc in trained.pipe(texts)]
+    multi = [_found(doc) for doc in trained.pipe(texts, n_process=2, batch_size=2)]
+    assert single == multi
+
+
+def test_bad_gold_gets_an_error_naming_the_example():
+    nlp = spacy.blank("en")
+    seg = nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    missing = Example(nlp.make_doc("no segments here"), nlp.make_doc("no segments here"))
+    with pytest.raises(ValueError, match=r"example 0 \('no segments here'\).*no doc._.segments"):
+        nlp.update([missing])
+    unknown = make_examples(nlp, [("a b c", [("GENE", [(0, 1)])])])
+    with pytest.raises(ValueError, match="label 'GENE'"):
+        nlp.update(unknown)
+    ref = Doc(nlp.vocab, words="BMP2 binds . genes act".split(),
+              sent_starts=[True, False, False, True, False])
+    ref._.segments = [("SO", [(0, 1), (3, 4)])]
+    with pytest.raises(ValueError, match="crosses a sentence boundary"):
+        nlp.update([Example(nlp.make_doc(ref.text), ref)])
+    assert seg.misaligned_gold == {}
+
+
+def test_losses_made_for_one_structure_are_refused():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="multilabel_margin"):
+        nlp.add_pipe("overlap_segmenter", config={"loss": "margin"})
+    with pytest.raises(ValueError, match="max_gap"):
+        nlp.add_pipe("overlap_segmenter", name="x", config={"contiguous": True, "max_gap": 3})
+
+
+def test_gold_the_restrictions_exclude_is_counted_and_announced():
+    nlp = spacy.blank("en")
+    seg = nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL, "contiguous": True})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    with pytest.warns(UserWarning, match="left out of training"):
+        nlp.update(examples)
+    assert seg.unrepresentable_gold == 2
+
+
+def test_multilabel_margin_trains_too():
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL, "loss": "multilabel_margin"})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    optimizer = Adam(0.01)
+    first = nlp.update(examples, sgd=optimizer)["overlap_segmenter"]
+    for _ in range(60):
+        last = nlp.update(examples, sgd=optimizer, losses={})["overlap_segmenter"]
+    assert last < first / 4

@@ -1,0 +1,317 @@
+"""The parts of overlap_segmenter: the segment lattice's partition function
+and losses against brute force, the pair scorer's gradients, `doc._.segments`,
+the scorer against a plain reimplementation, and the CRAFT converter."""
+import gzip
+import json
+from itertools import combinations
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from brute_force_segments import all_segments, segment_score
+from grad_check import check_param_gradient
+from spacy_struct import losses
+from spacy_struct.convert.craft import CRAFTError, convert_file
+from spacy_struct.models.batch import SentenceBatch
+from spacy_struct.models.segment_scorer import build_segment_pair_scorer
+from spacy_struct.overlap_segmenter import crossing_keys, score_segments
+from spacy_struct.overlap_segmenter.component import runs
+from spacy_struct.structs.segments import GappedSegments, Segments, segment_marginals
+
+
+# ------------------------------------------------------- lattice and losses
+@pytest.mark.parametrize("max_gap", [None, 0, 1, 2])
+@pytest.mark.parametrize("seed", range(3))
+def test_segment_mass_and_shares_match_enumeration(max_gap, seed):
+    rng = np.random.default_rng(seed)
+    n, T = 5, 2
+    S = rng.normal(size=(T, n + 2, n + 2)) * 2
+    log_mass, shares = segment_marginals(S, max_gap=max_gap)
+    segs = all_segments(S, max_gap)
+    for t in range(T):
+        weights = {w: np.exp(s) for tt, w, s in segs if tt == t}
+        mass = sum(weights.values())
+        assert log_mass[t] == pytest.approx(np.log(mass), rel=1e-10)
+        expected = np.zeros((n + 2, n + 2))
+        for words, w in weights.items():
+            pos = [0] + [i + 1 for i in words] + [n + 1]
+            for a, b in zip(pos, pos[1:]):
+                expected[a, b] += w / mass
+        np.testing.assert_allclose(shares[t], expected, atol=1e-12)
+
+
+def test_segment_partition_of_a_long_sentence_stays_finite():
+    rng = np.random.default_rng(0)
+    S = rng.normal(size=(3, 302, 302)) * 20
+    log_mass, shares = segment_marginals(S)
+    assert np.isfinite(log_mass).all() and np.isfinite(shares).all()
+    # every segment leaves the start once: the start's shares sum to 1
+    np.testing.assert_allclose(shares[:, 0].sum(axis=1), 1.0)
+
+
+def _brute_nll(S, gold, max_gap=None):
+    """-log P(gold set) when each segment is present independently with rate
+    exp(score): the summed rates of all segments minus the gold scores."""
+    rates = sum(np.exp(s) for _, _, s in all_segments(S, max_gap))
+    return rates - sum(segment_score(S, t, w) for t, w in gold)
+
+
+@pytest.mark.parametrize("max_gap", [None, 1])
+@pytest.mark.parametrize("seed", range(3))
+def test_crf_loss_is_the_enumerated_negative_log_likelihood(seed, max_gap):
+    rng = np.random.default_rng(seed)
+    n = 5
+    S = rng.normal(size=(3, n + 2, n + 2))
+    gold_items = [(0, (0, 2)), (0, (1,)), (0, (3, 4)), (2, (4,))]  # type 1 has none
+    gold = Segments.from_list(gold_items)
+    structure = GappedSegments(max_gap=max_gap)
+    loss, grads = losses.crf_loss(structure, [S], [gold])
+    assert loss == pytest.approx(_brute_nll(S, gold_items, max_gap), rel=1e-9)
+    direction = rng.normal(size=S.shape)
+    eps = 1e-6
+    up = losses.crf_loss(structure, [S + eps * direction], [gold])[0]
+    down = losses.crf_loss(structure, [S - eps * direction], [gold])[0]
+    assert float((grads[0] * direction).sum()) == pytest.approx((up - down) / (2 * eps), rel=1e-5)
+
+
+def test_multilabel_margin_loss_follows_its_definition():
+    rng = np.random.default_rng(3)
+    n = 4
+    S = rng.normal(size=(2, n + 2, n + 2))
+    gold_items = [(0, (0, 1)), (1, (2,))]
+    gold = Segments.from_list(gold_items)
+    structure = GappedSegments(k=3)
+    loss, grads = losses.multilabel_margin_loss(structure, [S], [gold], cost=1.0)
+    expected, grad = 0.0, np.zeros_like(S)
+    top = {t: sorted(((s, w) for tt, w, s in all_segments(S) if tt == t), reverse=True)[:3] for t in (0, 1)}
+    for t, w in gold_items:
+        s = segment_score(S, t, w)
+        if s < 1:
+            expected += 1 - s
+            grad -= structure.candidate_indicator(S.shape, (t, w))
+    for t, items in top.items():
+        for s, w in items:
+            if (t, w) not in gold_items and s > -1:
+                expected += 1 + s
+                grad += structure.candidate_indicator(S.shape, (t, w))
+    assert loss == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(grads[0], grad)
+
+
+def test_segments_refuse_the_losses_made_for_one_structure():
+    S = np.zeros((1, 4, 4))
+    gold = Segments.from_list([(0, (0,))])
+    for loss in (losses.margin_loss, losses.local_loss):
+        with pytest.raises(ValueError, match="multilabel_margin"):
+            loss(GappedSegments(), [S], [gold])
+
+
+def test_argmax_keeps_segments_above_the_threshold_under_the_restrictions():
+    n = 4
+    S = np.full((1, n + 2, n + 2), -5.0)
+    S[0, 0, 1] = S[0, 1, 2] = S[0, 2, n + 1] = 3.0  # words 0-1: 9
+    S[0, 0, 2] = 2.0                                # word 1 alone: 2 + 3 = 5
+    found = GappedSegments(threshold=0.0).argmax([S])[0].keys()
+    assert set(found) == {(0, (0, 1)), (0, (1,))}
+    assert GappedSegments(allow_embedding=False).argmax([S])[0].keys() == [(0, (0, 1))]
+    assert GappedSegments(threshold=6.0).argmax([S])[0].keys() == [(0, (0, 1))]
+
+
+# ---------------------------------------------------------------- pair scorer
+def _small_tok2vec():
+    from spacy.ml.models.tok2vec import build_hash_embed_cnn_tok2vec
+
+    return build_hash_embed_cnn_tok2vec(
+        pretrained_vectors=None, width=16, depth=1, embed_size=100, window_size=1,
+        maxout_pieces=2, subword_features=False)
+
+
+@pytest.mark.parametrize("context_width", [0, 6])
+def test_pair_scorer_gradients_match_finite_differences(context_width):
+    from thinc.api import fix_random_seed
+
+    fix_random_seed(1)
+    nlp = spacy.blank("en")
+    model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
+                                      context_width=context_width)
+    model.get_ref("output").set_dim("nO", 3)
+    docs = [Doc(nlp.vocab, words="BMP2 and BMP4 genes are expressed".split()),
+            Doc(nlp.vocab, words=["limb"])]
+    batch = SentenceBatch(docs, [(0, 0, 6), (1, 0, 1), (0, 2, 4)])
+    model.initialize(X=batch)
+    rng = np.random.default_rng(2)
+    head = model.get_ref("head")
+    for name in ("U", "gap", "start", "end"):
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    out, backprop = model(batch, is_train=True)
+    assert [o.shape for o in out] == [(3, 8, 8), (3, 3, 3), (3, 4, 4)]
+    # nothing outside the lattice: no j -> i with i <= j, no start -> end
+    for o in out:
+        assert not np.tril(o[0]).any() and not o[:, 0, -1].any()
+    R = [rng.normal(size=o.shape) for o in out]
+    for node in model.walk():
+        for name in node.param_names:
+            if node.has_grad(name):
+                node.set_grad(name, np.zeros_like(node.get_grad(name)))
+    backprop([r.astype(np.float32) for r in R])
+
+    def f():
+        o, _ = model(batch, is_train=False)
+        return sum(float((a * r).sum()) for a, r in zip(o, R))
+
+    names = [(head, n) for n in ("W", "b", "U", "gap", "start", "end")]
+    if context_width:
+        lstm = next(node for node in model.walk() if node.name == "bilstm")
+        names += [(lstm, p) for p in lstm.param_names]
+    for node, name in names:
+        check_param_gradient(node, name, f, rng, rel=5e-2)
+
+
+# ---------------------------------------------------------------- doc._.segments
+def test_segments_are_checked_and_survive_docbin_and_bytes():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="BMP2 and BMP4 genes".split())
+    doc._.segments = [("SO", [(0, 1), (3, 4)]), ("PR", [(0, 1)]), ("SO", [(2, 3), (3, 4)])]
+    segs = doc._.segments
+    assert [s.text for s in segs] == ["BMP2 ... genes", "BMP2", "BMP4 genes"]
+    assert segs[0].is_discontinuous and not segs[2].is_discontinuous  # touching fragments merge
+    assert [f.text for f in segs[0].fragments] == ["BMP2", "genes"]
+    db = DocBin(store_user_data=True)
+    db.add(doc)
+    back = list(DocBin().from_bytes(db.to_bytes()).get_docs(nlp.vocab))[0]
+    assert back._.segments == segs
+    assert Doc(nlp.vocab).from_bytes(doc.to_bytes())._.segments == segs
+    for bad, message in [
+        ([("SO", [(3, 4), (0, 1)])], "in order"),
+        ([("SO", [(0, 2), (1, 3)])], "in order"),
+        ([("SO", [(0, 9)])], "outside"),
+        ([("SO", [])], "at least one fragment"),
+        ([("", [(0, 1)])], "label"),
+        ([("SO",)], "expected"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            doc._.segments = bad
+
+
+def test_runs_cut_word_indices_into_fragments():
+    assert runs([0, 1, 3, 5, 6]) == [(0, 2), (3, 4), (5, 7)]
+
+
+# ---------------------------------------------------------------- scorer
+def _plain_prf(pairs):
+    tp = sum(len(g & p) for g, p in pairs)
+    n_pred = sum(len(p) for _, p in pairs)
+    n_gold = sum(len(g) for g, _ in pairs)
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gold if n_gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def _plain_crossing(keys):
+    words = {k: {i for s, e in k[1] for i in range(s, e)} for k in keys}
+    return {a for a, b in combinations(keys, 2) if words[a] & words[b]
+            and not (words[a] <= words[b] or words[b] <= words[a])} | {
+            b for a, b in combinations(keys, 2) if words[a] & words[b]
+            and not (words[a] <= words[b] or words[b] <= words[a])}
+
+
+def test_scorer_matches_a_plain_reimplementation():
+    rng = np.random.default_rng(0)
+    nlp = spacy.blank("en")
+    examples, pairs = [], {"all": [], "disc": [], "cross": []}
+    for _ in range(30):
+        n = int(rng.integers(3, 9))
+        words = [f"w{i}" for i in range(n)]
+
+        def draw():
+            out = set()
+            for _ in range(int(rng.integers(0, 5))):
+                picked = sorted(rng.choice(n, size=int(rng.integers(1, 4)), replace=False).tolist())
+                out.add((str(rng.choice(["A", "B"])), tuple((s, s + 1) for s in picked)))
+            return {(label, tuple(runs([i for s, e in fr for i in range(s, e)]))) for label, fr in out}
+
+        gold, pred = draw(), draw()
+        ref, hyp = Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words)
+        ref._.segments = sorted(gold)
+        hyp._.segments = sorted(pred)
+        examples.append(Example(hyp, ref))
+        pairs["all"].append((gold, pred))
+        pairs["disc"].append(({k for k in gold if len(k[1]) > 1}, {k for k in pred if len(k[1]) > 1}))
+        pairs["cross"].append((_plain_crossing(gold), _plain_crossing(pred)))
+        assert crossing_keys(gold) == _plain_crossing(gold)
+    scores = score_segments(examples, spans_key=None)
+    for name, prefix in (("all", "segments"), ("disc", "segments_discontinuous"), ("cross", "segments_crossing")):
+        p, r, f = _plain_prf(pairs[name])
+        assert scores[f"{prefix}_p"] == pytest.approx(p)
+        assert scores[f"{prefix}_r"] == pytest.approx(r)
+        assert scores[f"{prefix}_f"] == pytest.approx(f)
+
+
+def test_scorer_maps_predictions_on_other_tokens_by_characters():
+    nlp = spacy.blank("en")
+    ref = Doc(nlp.vocab, words=["NF-kappa", "B", "binds"], spaces=[True, True, False])
+    ref._.segments = [("PR", [(0, 2)])]
+    hyp = Doc(nlp.vocab, words=["NF", "-", "kappa", "B", "binds"], spaces=[False, False, True, True, False])
+    hyp._.segments = [("PR", [(0, 4)]), ("PR", [(1, 3)])]  # the second does not map
+    scores = score_segments([Example(hyp, ref)], spans_key=None)
+    assert scores["segments_r"] == 1.0 and scores["segments_p"] == 0.5
+
+
+# ---------------------------------------------------------------- converter
+def _write(path, records, gz=False):
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    if gz:
+        with gzip.open(path, "wt", encoding="utf8") as f:
+            f.write(text)
+    else:
+        path.write_text(text, encoding="utf8")
+
+
+CRAFT_RECORD = {
+    "id": "1-0", "doc_id": "1", "tokens": ["BMP2", "and", "BMP4", "genes", "."],
+    "tags": ["NN", "CC", "NN", "NNS", "."],
+    "char_offsets": [[0, 4], [5, 8], [9, 13], [14, 19], [19, 20]],
+    "spans": [
+        {"fragments": [[0, 1], [3, 4]], "label": "SO", "concept_id": "SO:1"},
+        {"fragments": [[2, 4]], "label": "SO", "concept_id": "SO:1"},
+        {"fragments": [[0, 1]], "label": "PR", "concept_id": "PR:1"},
+        {"fragments": [[0, 1]], "label": "PR", "concept_id": "PR:2"},   # exact duplicate
+        {"fragments": [[2, 3], [3, 4]], "label": "SO", "concept_id": "SO:2"},  # touching: = [2, 4]
+        {"fragments": [[1, 3]], "label": "CHEBI", "concept_id": "C:1"},  # crosses [2, 4]
+    ],
+}
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_craft_converter_keeps_every_mention_and_counts_what_it_merges(tmp_path, gz):
+    src = tmp_path / ("in.jsonl.gz" if gz else "in.jsonl")
+    _write(src, [CRAFT_RECORD, {"tokens": ["Abstract"], "spans": []}], gz)
+    report = convert_file(src, tmp_path / "out.spacy")
+    docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(spacy.blank("en").vocab))
+    assert docs[0].text == "BMP2 and BMP4 genes."
+    assert [t.tag_ for t in docs[0]] == CRAFT_RECORD["tags"]
+    got = {(s.label_, s.offsets) for s in docs[0]._.segments}
+    assert got == {("SO", ((0, 1), (3, 4))), ("SO", ((2, 4),)), ("PR", ((0, 1),)), ("CHEBI", ((1, 3),))}
+    # the covering span of the discontinuous mention goes to doc.spans for spancat
+    assert {(s.start, s.end, s.label_) for s in docs[0].spans["sc"]} == {
+        (0, 4, "SO"), (2, 4, "SO"), (0, 1, "PR"), (1, 3, "CHEBI")}
+    assert docs[1]._.segments == ()
+    assert (report.mentions, report.kept, report.duplicates) == (6, 4, 2)
+    assert (report.discontinuous, report.crossing, report.crossing_pairs) == (1, 3, 2)
+    assert report.touching_fragments == 1
+    assert any("exact duplicates" in line for line in report.lines())
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"spans": []}, "tokens"),
+    ({"tokens": ["a"], "spans": [{"fragments": [[0, 2]], "label": "X"}]}, "line 1, mention 0"),
+    ({"tokens": ["a", "b"], "spans": [{"fragments": [[1, 2], [0, 1]], "label": "X"}]}, "in order"),
+    ({"tokens": ["a"], "spans": [{"fragments": [[0, 1]]}]}, "label"),
+])
+def test_craft_converter_names_the_line_of_bad_input(tmp_path, record, message):
+    _write(tmp_path / "bad.jsonl", [record])
+    with pytest.raises(CRAFTError, match=message):
+        convert_file(tmp_path / "bad.jsonl", tmp_path / "out.spacy")

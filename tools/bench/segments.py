@@ -1,0 +1,80 @@
+"""Segmenters side by side (overlap_segmenter, spancat): accuracy on dev and speed.
+
+Every pipeline tags the same dev docs with the corpus's own tokens (one
+sentence per doc, read whole by `spacy_struct.SentenceDocs.v1`) and each is
+scored by the same function, `score_segments`: exact match of (label,
+fragments) overall, per type, on the discontinuous and crossing subsets and
+on the contiguous part, plus spaCy's span scores of `doc.spans[key]`. A
+system without `doc._.segments` (spancat) is read from its spans, each a
+one-fragment segment: the most it can represent. Speed: each pipeline tags
+the docs `repeats` times, pipelines taking turns, and the best time counts.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .systems import System, load_system, training_summary
+
+
+def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
+             batch_size: int = 256):
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_struct.corpus import SentenceDocs
+    from spacy_struct.overlap_segmenter import Segment, get_segments, score_segments
+
+    def from_spans(doc):
+        return [Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(spans_key, [])]
+
+    for system in systems:
+        load_system(system, system.config)
+    examples = list(SentenceDocs(dev, gold_preproc=True)(systems[0].nlp))
+    n_words = sum(len(eg.reference) for eg in examples)
+    for _ in range(repeats):
+        for system in systems:
+            vocab = system.nlp.vocab
+            docs = [Doc(vocab, words=[t.text for t in eg.predicted],
+                        spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
+            start = time.perf_counter()
+            tagged = list(system.nlp.pipe(docs, batch_size=batch_size))
+            system.best_time = min(system.best_time, time.perf_counter() - start)
+            if not system.scores:
+                reader = get_segments if "overlap_segmenter" in system.nlp.pipe_names else from_spans
+                pairs = [Example(d, eg.reference) for d, eg in zip(tagged, examples)]
+                system.scores = score_segments(pairs, spans_key=spans_key, predicted_segments=reader)
+    for system in systems:
+        system.scores["words_per_second"] = n_words / system.best_time
+    return n_words, len(examples)
+
+
+def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
+    pct = lambda x: "-" if x is None else f"{100 * x:.1f}"
+    base = systems[0].scores["words_per_second"]
+    lines = [
+        "| system | P | R | F1 | discontinuous P / R / F1 | crossing F1 | contiguous F1 "
+        f"| spaCy spans_{spans_key}_f | words/s | speed vs first | training |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in systems:
+        sc = s.scores
+        lines.append(
+            f"| {s.label} | {pct(sc['segments_p'])} | {pct(sc['segments_r'])} | {pct(sc['segments_f'])} "
+            f"| {pct(sc['segments_discontinuous_p'])} / {pct(sc['segments_discontinuous_r'])} / "
+            f"{pct(sc['segments_discontinuous_f'])} | {pct(sc['segments_crossing_f'])} "
+            f"| {pct(sc['segments_contiguous_f'])} | {pct(sc.get(f'spans_{spans_key}_f'))} "
+            f"| {sc['words_per_second']:,.0f} | {sc['words_per_second'] / base:.2f}x "
+            f"| {training_summary(s)} |"
+        )
+    labels = sorted({label for s in systems for label in (s.scores.get("segments_per_type") or {})})
+    if labels:
+        lines += ["", "F1 per type:", "",
+                  "| system | " + " | ".join(labels) + " |",
+                  "|---|" + "---|" * len(labels)]
+        for s in systems:
+            per = s.scores.get("segments_per_type") or {}
+            lines.append(f"| {s.label} | " + " | ".join(
+                pct(per[label]["f"]) if label in per else "-" for label in labels) + " |")
+    return "\n".join(lines)
