@@ -26,14 +26,7 @@ from pathlib import Path
 
 # Raw text: the GENIA configs' tokenizer keeps hyphenated names whole
 # ("NF-kappa", "TNF-alpha"), as GENIA does.
-NESTED_# Raw text with overlapping, nested and discontinuous mentions.
-SEGMENT_SENTENCES = (
-    "BMP2 and BMP4 genes regulate apoptosis in chondrocytes.",
-    "Shh is expressed in the limb bud of mice.",
-    "Retinoic acid induces differentiation of neurons.",
-)
-
-SENTENCES = (
+NESTED_SENTENCES = (
     "Expression of the IL-2 gene requires NF-kappa B and AP-1 in activated T cells.",
     "We detected TNF-alpha mRNA in human monocytes after IL-6-induced stimulation.",
     "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
