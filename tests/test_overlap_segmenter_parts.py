@@ -52,6 +52,25 @@ def test_segment_partition_of_a_long_sentence_stays_finite():
     np.testing.assert_allclose(shares[:, 0].sum(axis=1), 1.0)
 
 
+def test_expected_uses_overflow_to_inf_not_nan():
+    """A summed rate beyond float64 gives inf uses (caught as divergence by
+    the component), never 0 * inf = NaN."""
+    S = np.full((1, 402, 402), 2.0)
+    mass, uses = GappedSegments().marginals([S])[0]
+    assert mass == np.inf
+    assert not np.isnan(uses).any() and np.isinf(uses).any()
+
+
+def test_kbest_of_a_sentence_does_not_depend_on_its_batch():
+    rng = np.random.default_rng(5)
+    short, long = rng.normal(size=(2, 5, 5)), rng.normal(size=(2, 12, 12))
+    structure = GappedSegments(threshold=-100.0)
+    alone = structure.argmax([short])[0].keys()
+    batched = structure.argmax([short, long])[0].keys()
+    assert alone == batched
+    assert sum(1 for t, _ in alone if t == 0) == 3  # k = n = 3 per type
+
+
 def _brute_nll(S, gold, max_gap=None):
     """-log P(gold set) when each segment is present independently with rate
     exp(score): the summed rates of all segments minus the gold scores."""
@@ -210,6 +229,20 @@ def _plain_prf(pairs):
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
+def test_crossing_scores_cannot_be_raised_by_a_wrong_segment():
+    nlp = spacy.blank("en")
+    ref = Doc(nlp.vocab, words="a b c d".split())
+    ref._.segments = [("X", [(0, 2)]), ("X", [(1, 3)])]
+    only_right = Doc(nlp.vocab, words="a b c d".split())
+    only_right._.segments = [("X", [(0, 2)])]
+    with_wrong = Doc(nlp.vocab, words="a b c d".split())
+    with_wrong._.segments = [("X", [(0, 2)]), ("X", [(1, 4)])]
+    a = score_segments([Example(only_right, ref)], spans_key=None)
+    b = score_segments([Example(with_wrong, ref)], spans_key=None)
+    assert a["segments_crossing_r"] == b["segments_crossing_r"] == 0.5
+    assert b["segments_crossing_p"] == 0.5  # of the two crossing predictions one is gold
+
+
 def _plain_crossing(keys):
     words = {k: {i for s, e in k[1] for i in range(s, e)} for k in keys}
     return {a for a, b in combinations(keys, 2) if words[a] & words[b]
@@ -240,10 +273,19 @@ def test_scorer_matches_a_plain_reimplementation():
         examples.append(Example(hyp, ref))
         pairs["all"].append((gold, pred))
         pairs["disc"].append(({k for k in gold if len(k[1]) > 1}, {k for k in pred if len(k[1]) > 1}))
-        pairs["cross"].append((_plain_crossing(gold), _plain_crossing(pred)))
+        pairs["cross"].append((gold, pred, _plain_crossing(gold), _plain_crossing(pred)))
         assert crossing_keys(gold) == _plain_crossing(gold)
     scores = score_segments(examples, spans_key=None)
-    for name, prefix in (("all", "segments"), ("disc", "segments_discontinuous"), ("cross", "segments_crossing")):
+    # crossing: recall of crossing gold among all predictions, precision of
+    # crossing predictions against all gold
+    tp_p = sum(len(cp & g) for g, _, _, cp in pairs["cross"])
+    n_p = sum(len(cp) for *_, cp in pairs["cross"])
+    tp_r = sum(len(cg & p) for _, p, cg, _ in pairs["cross"])
+    n_r = sum(len(cg) for _, _, cg, _ in pairs["cross"])
+    assert scores["segments_crossing_p"] == pytest.approx(tp_p / n_p)
+    assert scores["segments_crossing_r"] == pytest.approx(tp_r / n_r)
+    assert n_p and n_r and tp_p and tp_r  # the random draws exercise the subset
+    for name, prefix in (("all", "segments"), ("disc", "segments_discontinuous")):
         p, r, f = _plain_prf(pairs[name])
         assert scores[f"{prefix}_p"] == pytest.approx(p)
         assert scores[f"{prefix}_r"] == pytest.approx(r)
@@ -310,6 +352,7 @@ def test_craft_converter_keeps_every_mention_and_counts_what_it_merges(tmp_path,
     ({"tokens": ["a"], "spans": [{"fragments": [[0, 2]], "label": "X"}]}, "line 1, mention 0"),
     ({"tokens": ["a", "b"], "spans": [{"fragments": [[1, 2], [0, 1]], "label": "X"}]}, "in order"),
     ({"tokens": ["a"], "spans": [{"fragments": [[0, 1]]}]}, "label"),
+    ({"tokens": ["a", "b"], "char_offsets": [[0, 1]], "spans": []}, "char_offsets"),
 ])
 def test_craft_converter_names_the_line_of_bad_input(tmp_path, record, message):
     _write(tmp_path / "bad.jsonl", [record])

@@ -9,7 +9,7 @@ fragments is discontinuous.
 Each sentence becomes one Doc (spaCy's `gold_preproc` reader cuts longer
 Docs with `Span.as_doc`, which keeps neither `doc.spans` nor `user_data`),
 with the corpus's tokens, the spaces between them read from the character
-offsets, and the POS tags. Its mentions go to:
+offsets (one space between tokens when a line has none), and the POS tags. Its mentions go to:
 - `doc._.segments`: every mention exactly, fragments and all (what
   `overlap_segmenter` trains on and is scored against);
 - `doc.spans[spans_key]`: every mention as a contiguous span, a
@@ -103,10 +103,17 @@ def read_sentence(record: object, line: int, nlp_vocab, report: Report) -> Doc:
     if not tokens or not all(isinstance(t, str) and t for t in tokens):
         raise CRAFTError(f"{where}: 'tokens' must be a non-empty list of non-empty strings")
     offsets = record.get("char_offsets")
-    if offsets is not None and len(offsets) == len(tokens):
-        spaces = [offsets[i + 1][0] > offsets[i][1] for i in range(len(tokens) - 1)] + [False]
-    else:
+    if offsets is None:
         spaces = [True] * (len(tokens) - 1) + [False]
+    elif len(offsets) != len(tokens) or not all(
+        isinstance(o, list) and len(o) == 2 and all(isinstance(x, int) for x in o) for o in offsets
+    ):
+        raise CRAFTError(
+            f"{where}: 'char_offsets' must be one [start, end] pair per token "
+            f"({len(tokens)} tokens)"
+        )
+    else:
+        spaces = [offsets[i + 1][0] > offsets[i][1] for i in range(len(tokens) - 1)] + [False]
     tags = record.get("tags")
     if tags is not None and len(tags) != len(tokens):
         raise CRAFTError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")

@@ -264,7 +264,10 @@ class OverlapSegmenter(StructuredComponent):
                 if sent is None:
                     raise self.gold_error(index, eg, (
                         f"segment {seg.text!r} (tokens {list(seg.offsets)}) crosses a "
-                        f"sentence boundary; segments are decoded per sentence"
+                        f"sentence boundary (the doc's sentences, or a cut made because "
+                        f"the doc has no boundaries and is longer than "
+                        f"max_unsegmented_length = {self.cfg['max_unsegmented_length']}); "
+                        f"segments are decoded per sentence"
                     ))
                 s0 = ranges[sent][0]
                 if not self._representable(words):
@@ -307,7 +310,15 @@ class OverlapSegmenter(StructuredComponent):
         """Loss of the transition scores, and their gradient (per word of the batch)."""
         loss, grads = self.structure_loss([s.astype(np.float64) for s in scores], golds)
         n_words = sum(batch.lengths())
-        return loss, [(g / n_words).astype(np.float32) for g in grads]
+        out = [(g / n_words).astype(np.float32) for g in grads]
+        # The crf loss is a sum of exp(score) over exponentially many segments:
+        # scores that grow too fast overflow it before the loss check sees NaN.
+        if not np.isfinite(loss) or not all(np.isfinite(g).all() for g in out):
+            raise self.diverged(
+                "the segment loss or its gradient overflowed (the summed rate of a "
+                "sentence's segments is too large; max_gap limits how many there are)"
+            )
+        return loss, out
 
     # ----------------------------------------------------------- initializing
     def labels_in(self, examples: Iterable[Example]) -> List[str]:

@@ -7,9 +7,11 @@ distinct (label, fragments) counted once per doc. Reported:
 - `segments_p/r/f` overall and `segments_per_type`;
 - `segments_discontinuous_p/r/f`: gold and predicted both filtered to
   segments with a gap (as Dai et al. 2020 score discontinuous NER);
-- `segments_crossing_p/r/f`: both filtered to segments that cross another
-  segment of their own set in the doc (they share words, neither holds the
-  other's words);
+- `segments_crossing_p/r/f`: on segments that cross another segment of
+  their own set in the doc (they share words, neither holds the other's
+  words): recall over the crossing gold segments (found by any prediction),
+  precision over the crossing predicted segments (right if gold at all), so
+  a wrong prediction cannot make a right one count as crossing;
 - `segments_contiguous_p/r/f`: both filtered to segments without a gap;
 - `spans_<key>_p/r/f`: spaCy's `Scorer.score_spans` of `doc.spans[key]`,
   what spancat reports, so `spacy evaluate` figures compare.
@@ -97,7 +99,9 @@ def score_segments(
     examples = list(examples)
     overall = PRFScore()
     per_type: Dict[str, PRFScore] = {}
-    subsets = {name: PRFScore() for name in ("discontinuous", "crossing", "contiguous")}
+    subsets = {name: PRFScore() for name in ("discontinuous", "contiguous")}
+    # right crossing predictions, crossing predictions, found crossing gold, crossing gold
+    crossing_counts = [0, 0, 0, 0]
     for eg in examples:
         gold = _reference_keys(get_segments(eg.reference))
         guess = _predicted_keys(eg, predicted_segments(eg.predicted))
@@ -112,7 +116,11 @@ def score_segments(
         subsets["contiguous"].score_set(
             {k for k in guess if len(k[1]) == 1}, {k for k in gold if len(k[1]) == 1}
         )
-        subsets["crossing"].score_set(crossing_keys(guess), crossing_keys(gold))
+        crossing_guess, crossing_gold = crossing_keys(guess), crossing_keys(gold)
+        crossing_counts[0] += len(crossing_guess & gold)
+        crossing_counts[1] += len(crossing_guess)
+        crossing_counts[2] += len(crossing_gold & guess)
+        crossing_counts[3] += len(crossing_gold)
     scores: Dict[str, object] = {
         "segments_p": overall.precision,
         "segments_r": overall.recall,
@@ -123,6 +131,12 @@ def score_segments(
         scores[f"segments_{name}_p"] = prf.precision
         scores[f"segments_{name}_r"] = prf.recall
         scores[f"segments_{name}_f"] = prf.fscore
+    right, predicted, found, total = crossing_counts
+    p = right / predicted if predicted else 0.0
+    r = found / total if total else 0.0
+    scores["segments_crossing_p"] = p
+    scores["segments_crossing_r"] = r
+    scores["segments_crossing_f"] = 2 * p * r / (p + r) if p + r else 0.0
     if spans_key is not None:
         scores.update(Scorer.score_spans(
             examples,

@@ -310,6 +310,16 @@ def segment_marginals(
     return unbatch(results, single)
 
 
+def _top_per_type(seg: Segments, k: int) -> Segments:
+    """The first k segments of each type (they come by type, best first)."""
+    if len(seg) == 0:
+        return seg
+    starts = np.flatnonzero(np.r_[True, seg.types[1:] != seg.types[:-1]])
+    rank = np.arange(len(seg)) - np.repeat(starts, np.diff(np.r_[starts, len(seg)]))
+    keep = np.flatnonzero(rank < k)
+    return seg if len(keep) == len(seg) else _take(seg, keep)
+
+
 def transitions(n: int, words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
     """The (from, to) lattice positions of a segment's transitions:
     0 -> first word, each word -> the next, last word -> n + 1."""
@@ -365,11 +375,18 @@ class GappedSegments(Structure):
         return self.k or max(n, 1)
 
     def kbest(self, scores: Sequence[np.ndarray]) -> List[Segments]:
-        """The k best segments of each type per sentence (no threshold)."""
+        """The k best segments of each type per sentence (no threshold).
+
+        With k = 0 each sentence keeps its own length's worth per type, so a
+        sentence's result does not depend on the batch it is decoded in.
+        """
         if not scores:
             return []
         k = max(self._k(S.shape[1] - 2) for S in scores)
-        return kbest_segments(list(scores), k, max_gap=self.max_gap)
+        found = kbest_segments(list(scores), k, max_gap=self.max_gap)
+        if self.k:
+            return found
+        return [_top_per_type(seg, self._k(S.shape[1] - 2)) for seg, S in zip(found, scores)]
 
     def argmax(self, scores: Sequence[np.ndarray]) -> List[Segments]:
         """The predicted segments per sentence (see the class docstring)."""
@@ -385,9 +402,12 @@ class GappedSegments(Structure):
         if not scores:
             return []
         out = []
-        for log_mass, shares in segment_marginals(list(scores), max_gap=self.max_gap):
-            mass = np.exp(log_mass)  # 0 where no segment is legal
-            out.append((float(mass.sum()), shares * mass[:, None, None]))
+        with np.errstate(divide="ignore", over="ignore"):
+            for log_mass, shares in segment_marginals(list(scores), max_gap=self.max_gap):
+                mass = np.exp(log_mass)  # 0 where no segment is legal
+                # expected uses, inf only where the use itself overflows (no 0 * inf)
+                uses = np.exp(np.log(shares) + log_mass[:, None, None])
+                out.append((float(mass.sum()), uses))
         return out
 
     def indicator(self, shape: Tuple[int, ...], y: Segments) -> np.ndarray:
