@@ -344,6 +344,7 @@ def test_craft_converter_keeps_every_mention_and_counts_what_it_merges(tmp_path,
     assert (report.mentions, report.kept, report.duplicates) == (6, 4, 2)
     assert (report.discontinuous, report.crossing, report.crossing_pairs) == (1, 3, 2)
     assert report.touching_fragments == 1
+    assert (report.nested, report.in_nested_pair, report.nested_pairs) == (1, 2, 1)
     assert any("exact duplicates" in line for line in report.lines())
 
 

@@ -55,6 +55,7 @@ class Report:
     crossing: int = 0
     crossing_pairs: int = 0
     nested: int = 0
+    in_nested_pair: int = 0
     nested_pairs: int = 0
     same_words: int = 0
     covering_spans_merged: int = 0
@@ -70,8 +71,9 @@ class Report:
             f"discontinuous: {self.discontinuous} ({self.share(self.discontinuous)})",
             f"in a crossing pair: {self.crossing} ({self.share(self.crossing)}; "
             f"{self.crossing_pairs} pairs)",
-            f"nested in another mention: {self.nested} ({self.share(self.nested)}; "
-            f"{self.nested_pairs} pairs)",
+            f"nested in another mention: {self.nested} ({self.share(self.nested)}); in a "
+            f"nested pair, inner or outer: {self.in_nested_pair} "
+            f"({self.share(self.in_nested_pair)}; {self.nested_pairs} pairs)",
             f"same words as a mention with another label: {self.same_words}",
             "labels: " + ", ".join(f"{k} {v}" for k, v in sorted(self.labels.items())),
         ]
@@ -165,7 +167,7 @@ def _count(keys: List[Key], report: Report) -> None:
     report.crossing += len(crossing_keys(set(keys)))
     words = [frozenset(i for s, e in frags for i in range(s, e)) for _, frags in keys]
     report.same_words += sum(c for c in Counter(words).values() if c > 1)
-    nested = set()
+    nested, paired = set(), set()
     for a in range(len(keys)):
         for b in range(a + 1, len(keys)):
             wa, wb = words[a], words[b]
@@ -174,9 +176,11 @@ def _count(keys: List[Key], report: Report) -> None:
             if wa < wb or wb < wa:
                 report.nested_pairs += 1
                 nested.add(a if wa < wb else b)
+                paired.update((a, b))
             else:
                 report.crossing_pairs += 1
     report.nested += len(nested)
+    report.in_nested_pair += len(paired)
 
 
 def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "en") -> Report:
