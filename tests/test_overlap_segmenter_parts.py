@@ -19,7 +19,7 @@ from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.segment_scorer import build_segment_pair_scorer
 from spacy_struct.overlap_segmenter import crossing_keys, score_segments
 from spacy_struct.overlap_segmenter.component import runs
-from spacy_struct.structs.segments import GappedSegments, Segments, segment_marginals
+from spacy_struct.structs.segments import GappedSegments, Segments, kbest_segments, segment_marginals
 
 
 # ------------------------------------------------------- lattice and losses
@@ -59,6 +59,21 @@ def test_expected_uses_overflow_to_inf_not_nan():
     mass, uses = GappedSegments().marginals([S])[0]
     assert mass == np.inf
     assert not np.isnan(uses).any() and np.isinf(uses).any()
+
+
+@pytest.mark.parametrize("threshold", [-100.0, -2.0, 0.0, 3.0])
+def test_argmax_is_the_thresholded_k_best(threshold):
+    """argmax decodes with short lists first and longer ones only when
+    needed; the result must be exactly the k-best (k = n) above the threshold."""
+    rng = np.random.default_rng(11)
+    scores = [rng.normal(size=(3, n + 2, n + 2)) * 1.5 + 0.5 for n in (3, 8, 25, 40)]
+    structure = GappedSegments(threshold=threshold)
+    fast = structure.argmax(scores)
+    for S, seg in zip(scores, fast):
+        n = S.shape[1] - 2
+        every = kbest_segments(S, n)
+        expected = sorted(k for k, s in zip(every.keys(), every.scores) if s > threshold)
+        assert sorted(seg.keys()) == expected
 
 
 def test_kbest_of_a_sentence_does_not_depend_on_its_batch():
