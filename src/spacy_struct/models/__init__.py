@@ -9,7 +9,9 @@ that the components' scorers chain onto it.
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
 - `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v1` (transitions of
   gapped segments).
-- `scorer.py`: `encoder_and_head`, the composition every scorer uses.
+- `scorer.py`: `encoder_and_head`, the composition every scorer uses;
+  `views.py`: the word views and distance-bucket biases the biaffine
+  heads share.
 """
 from .arc_scorer import ParseScores, build_biaffine_arc_scorer
 from .batch import SentenceBatch

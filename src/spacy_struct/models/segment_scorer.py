@@ -27,9 +27,10 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .batch import SentenceBatch
-from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
+from .dropout import SCORER_DROPOUT, check_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
+from .views import bucket_gradient, relu_views, stack_sentences
 
 # gaps 0 (next), 1, 2, 3, 4 get a bucket each, then 5-7, 8-15, 16+
 _GAP_EDGES = np.array([0, 1, 2, 3, 4, 5, 8, 16], dtype=np.int64)
@@ -117,23 +118,13 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
 
 def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, T = model.get_dim("hidden_width"), model.get_dim("nO")
-    W, b, U = model.get_param("W"), model.get_param("b"), model.get_param("U")
+    U = model.get_param("U")
     Wg, Ws, We = model.get_param("gap"), model.get_param("start"), model.get_param("end")
     U2 = U.reshape(h + 1, T * (h + 1))
 
-    sizes = [len(x) for x in sent_vecs]
-    offsets = np.cumsum([0] + sizes)
-    if offsets[-1] == 0:
-        X = np.zeros((0, model.get_dim("nI")), dtype=np.float32)
-    else:
-        X = np.concatenate(sent_vecs).astype(np.float32, copy=False)
-    pre = X @ W + b
-    act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
-    ones = np.ones((len(X), 1), dtype=np.float32)
-    F1 = np.concatenate([act[:, :h], ones], axis=1)             # from views
-    O1 = np.concatenate([act[:, h:2 * h], ones], axis=1)        # to views
-    B1 = np.concatenate([act[:, 2 * h:3 * h], ones], axis=1)    # start views
-    E1 = np.concatenate([act[:, 3 * h:], ones], axis=1)         # end views
+    sizes, offsets, X = stack_sentences(model, sent_vecs)
+    # views: from (j in j -> i), to (i), start, end
+    (F1, O1, B1, E1), bp_views = relu_views(model, X, 4, is_train)
     FU = F1 @ U2                                                # (N, T * (h + 1))
     starts, ends = B1 @ Ws, E1 @ We                             # (N, T)
 
@@ -166,23 +157,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2)).reshape(n * T, n)
             d_FU[lo:hi] = (d_t @ O1[lo:hi]).reshape(n, T * (h + 1))
             d_O1[lo:hi] = d_t.T @ FU[lo:hi].reshape(n * T, h + 1)
-            d_Wg += np.stack(
-                [np.bincount(buckets.ravel(), weights=d_pair[t].ravel(), minlength=N_GAP_BUCKETS)
-                 for t in range(T)], axis=1,
-            ).astype(np.float32)
+            d_Wg += bucket_gradient(buckets, d_pair, N_GAP_BUCKETS)
             d_starts[lo:hi] = d[:, 0, 1:n + 1].T
             d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
         model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))
         model.inc_grad("gap", d_Wg)
         model.inc_grad("start", B1.T @ d_starts)
         model.inc_grad("end", E1.T @ d_ends)
-        d_views = np.concatenate([
-            (d_FU @ U2.T)[:, :h], d_O1[:, :h], (d_starts @ Ws.T)[:, :h], (d_ends @ We.T)[:, :h],
-        ], axis=1)
-        d_pre = bp_dropout(d_views) * (pre > 0)
-        model.inc_grad("W", X.T @ d_pre)
-        model.inc_grad("b", d_pre.sum(0))
-        dX = d_pre @ W.T
+        dX = bp_views([d_FU @ U2.T, d_O1, d_starts @ Ws.T, d_ends @ We.T])
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
     return outputs, backprop

@@ -34,9 +34,10 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .batch import SentenceBatch
-from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
+from .dropout import SCORER_DROPOUT, check_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
+from .views import bucket_gradient, relu_views, stack_sentences
 
 # widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
 _WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)
@@ -172,21 +173,12 @@ def _attention_mean(relevance: np.ndarray, values: np.ndarray):
 
 def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, L = model.get_dim("hidden_width"), model.get_dim("nO")
-    W, b, U = model.get_param("W"), model.get_param("b"), model.get_param("U")
+    U = model.get_param("U")
     Wd, Wc = model.get_param("width"), model.get_param("content")
     U2 = U.reshape(h + 1, L * (h + 1))
 
-    sizes = [len(x) for x in sent_vecs]
-    offsets = np.cumsum([0] + sizes)
-    if offsets[-1] == 0:
-        X = np.zeros((0, model.get_dim("nI")), dtype=np.float32)
-    else:
-        X = np.concatenate(sent_vecs).astype(np.float32, copy=False)
-    pre = X @ W + b
-    act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
-    ones = np.ones((len(X), 1), dtype=np.float32)
-    S1 = np.concatenate([act[:, :h], ones], axis=1)  # start views
-    E1 = np.concatenate([act[:, h:], ones], axis=1)  # end views
+    sizes, offsets, X = stack_sentences(model, sent_vecs)
+    (S1, E1), bp_views = relu_views(model, X, 2, is_train)  # start and end views
     T_all = S1 @ U2                                  # (N, L * (h + 1))
     word_scores = X @ Wc                             # (N, L) content term per word
     attention = model.attrs["attention"]
@@ -228,22 +220,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             T = T_all[lo:hi].reshape(n * L, h + 1)
             d_T_all[lo:hi] = (dS_t @ E1[lo:hi]).reshape(n, L * (h + 1))
             d_E1[lo:hi] = dS_t.T @ T
-            d_Wd += np.stack(
-                [np.bincount(width_buckets(n).ravel(), weights=dS[:, :, l].ravel(),
-                             minlength=N_WIDTH_BUCKETS) for l in range(L)], axis=1
-            ).astype(np.float32)
+            d_Wd += bucket_gradient(width_buckets(n), dS.transpose(2, 0, 1), N_WIDTH_BUCKETS)
             d_words[lo:hi] = _inside_sums(dS)  # word t is in span (i, j) iff i <= t <= j
             if attention:
                 d_relevance[lo:hi], d_values[lo:hi] = bp_mean(dS)
         model.inc_grad("U", (S1.T @ d_T_all).reshape(U.shape))
         model.inc_grad("width", d_Wd)
         model.inc_grad("content", X.T @ d_words)
-        d_S1 = d_T_all @ U2.T
-        d_act = bp_dropout(np.concatenate([d_S1[:, :h], d_E1[:, :h]], axis=1))
-        d_pre = d_act * (pre > 0)
-        model.inc_grad("W", X.T @ d_pre)
-        model.inc_grad("b", d_pre.sum(0))
-        dX = d_pre @ W.T + d_words @ Wc.T
+        dX = bp_views([d_T_all @ U2.T, d_E1]) + d_words @ Wc.T
         if attention:
             model.inc_grad("attend", X.T @ d_relevance)
             model.inc_grad("pooled", X.T @ d_values)
