@@ -63,8 +63,10 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
     from spacy_struct.structs import crossing_arcs
 
     for system in systems:
-        overrides = {"components": {"mst_parser": {"decoder": system.decoder}}} if system.decoder else {}
-        load_system(system, overrides)
+        components = {name: dict(v) for name, v in system.config.get("components", {}).items()}
+        if system.decoder:
+            components.setdefault("mst_parser", {})["decoder"] = system.decoder
+        load_system(system, {"components": components} if components else {})
     examples = _dev_examples(systems[0].nlp, dev, raw)
     n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
