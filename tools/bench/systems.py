@@ -16,6 +16,12 @@ def load_system(system: "System", config: Optional[Dict[str, object]] = None):
     from spacy.util import registry
 
     system.nlp = spacy.load(system.path, config=config or {})
+    # spaCy's own trainable pipes (spancat's threshold, ...) keep the saved
+    # cfg over load-time settings: give them the settings directly
+    for name, settings in (config or {}).get("components", {}).items():
+        cfg = getattr(system.nlp.get_pipe(name), "cfg", None)
+        if isinstance(cfg, dict):
+            cfg.update({k: v for k, v in settings.items() if k in cfg})
     if system.tokenizer:
         system.nlp.tokenizer = registry.tokenizers.get(system.tokenizer)()(system.nlp)
     return system.nlp
