@@ -15,12 +15,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from .systems import System, load_system, training_summary
+from .systems import System, gold_token_docs, load_system, training_summary
 
 
 def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
              batch_size: int = 256):
-    from spacy.tokens import Doc
     from spacy.training import Example
 
     from spacy_struct.corpus import SentenceDocs
@@ -35,9 +34,7 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
     n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
         for system in systems:
-            vocab = system.nlp.vocab
-            docs = [Doc(vocab, words=[t.text for t in eg.predicted],
-                        spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
+            docs = gold_token_docs(system, examples)
             start = time.perf_counter()
             tagged = list(system.nlp.pipe(docs, batch_size=batch_size))
             system.best_time = min(system.best_time, time.perf_counter() - start)

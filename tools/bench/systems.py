@@ -104,3 +104,12 @@ def training_summary(system: System) -> str:
     if epochs:
         return f"{epochs} epochs, {total:.1f} min ({info['seconds'] / epochs:.0f} s/epoch)"
     return f"{info.get('max_steps')} steps, {total:.1f} min"
+
+
+def gold_token_docs(system: System, examples):
+    """Fresh docs of the examples' gold words and spaces, in the system's vocab."""
+    from spacy.tokens import Doc
+
+    vocab = system.nlp.vocab
+    return [Doc(vocab, words=[t.text for t in eg.predicted],
+                spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]

@@ -146,6 +146,17 @@ def check_segment_scores(x: object, index: int = 0, single: bool = True) -> np.n
     return arr
 
 
+def _checked_batch(scores: ArrayOrBatch, max_gap: Optional[int], contiguous: bool):
+    """(single, effective gap, checked float64 arrays, n per sentence, T per
+    sentence): the input checks the batched kernels share."""
+    items, single = as_batch(scores, "scores")
+    gap = check_gap(max_gap, contiguous)
+    arrays = [check_segment_scores(x, i, single) for i, x in enumerate(items)]
+    ns = np.array([a.shape[1] - 2 for a in arrays], dtype=np.int64)
+    ts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    return single, gap, arrays, ns, ts
+
+
 def _n_segments_bound(n: int, k: int) -> int:
     """min(k, 2^n - 1): there are only 2^n - 1 nonempty word subsets."""
     return k if n >= 62 else min(k, (1 << n) - 1)
@@ -165,14 +176,10 @@ def kbest_segments(
     `contiguous=True` means max_gap=0. Returned segments are distinct; among
     equal scores the order is arbitrary.
     """
-    items, single = as_batch(scores, "scores")
     k = check_k(k)
-    gap = check_gap(max_gap, contiguous)
-    arrays = [check_segment_scores(x, i, single) for i, x in enumerate(items)]
+    single, gap, arrays, ns, ts = _checked_batch(scores, max_gap, contiguous)
     if not arrays:
         return []
-    ns = np.array([a.shape[1] - 2 for a in arrays], dtype=np.int64)
-    ts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
     bounds = [_n_segments_bound(int(n), k) * int(t) for n, t in zip(ns, ts)]
     seg_cap = sum(bounds)
     word_cap = sum(b * int(n) for b, n in zip(bounds, ns))
@@ -291,13 +298,9 @@ def segment_marginals(
     j -> i, i.e. P(a segment drawn in proportion to exp(f) uses j -> i),
     0 outside the lattice), or a list of them.
     """
-    items, single = as_batch(scores, "scores")
-    gap = check_gap(max_gap, contiguous)
-    arrays = [check_segment_scores(x, i, single) for i, x in enumerate(items)]
+    single, gap, arrays, ns, ts = _checked_batch(scores, max_gap, contiguous)
     if not arrays:
         return []
-    ns = np.array([a.shape[1] - 2 for a in arrays], dtype=np.int64)
-    ts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
     flat, offsets = pack(arrays)
     log_mass = np.zeros(int(ts.sum()), np.float64)
     shares = np.zeros_like(flat)
