@@ -163,14 +163,14 @@ def _small_tok2vec():
         maxout_pieces=2, subword_features=False)
 
 
-@pytest.mark.parametrize("context_width", [0, 6])
-def test_pair_scorer_gradients_match_finite_differences(context_width):
+@pytest.mark.parametrize("context_width, gap_words", [(0, False), (6, False), (0, True)])
+def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words):
     from thinc.api import fix_random_seed
 
     fix_random_seed(1)
     nlp = spacy.blank("en")
     model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
-                                      context_width=context_width)
+                                      context_width=context_width, gap_words=gap_words)
     model.get_ref("output").set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="BMP2 and BMP4 genes are expressed".split()),
             Doc(nlp.vocab, words=["limb"])]
@@ -178,7 +178,8 @@ def test_pair_scorer_gradients_match_finite_differences(context_width):
     model.initialize(X=batch)
     rng = np.random.default_rng(2)
     head = model.get_ref("head")
-    for name in ("U", "gap", "start", "end"):
+    edge_params = ("gap_opens", "gap_closes") if gap_words else ()
+    for name in ("U", "gap", "start", "end") + edge_params:
         head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     out, backprop = model(batch, is_train=True)
     assert [o.shape for o in out] == [(3, 8, 8), (3, 3, 3), (3, 4, 4)]
@@ -196,12 +197,39 @@ def test_pair_scorer_gradients_match_finite_differences(context_width):
         o, _ = model(batch, is_train=False)
         return sum(float((a * r).sum()) for a, r in zip(o, R))
 
-    names = [(head, n) for n in ("W", "b", "U", "gap", "start", "end")]
+    names = [(head, n) for n in ("W", "b", "U", "gap", "start", "end") + edge_params]
     if context_width:
         lstm = next(node for node in model.walk() if node.name == "bilstm")
         names += [(lstm, p) for p in lstm.param_names]
     for node, name in names:
         check_param_gradient(node, name, f, rng, rel=5e-2)
+
+
+def test_gap_words_score_skips_only():
+    """With gap_words, a constant "gap opens" score per type moves exactly
+    the skip transitions (j -> i, i > j + 1) of that type, nothing else."""
+    nlp = spacy.blank("en")
+    model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=4, dropout=0.0,
+                                      gap_words=True)
+    model.get_ref("output").set_dim("nO", 2)
+    docs = [Doc(nlp.vocab, words="digits of the forelimb and hindlimb".split())]
+    batch = SentenceBatch(docs, [(0, 0, 6)])
+    model.initialize(X=batch)
+    head = model.get_ref("head")
+    rng = np.random.default_rng(0)
+    for name in ("U", "gap", "start", "end"):
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    before = model.predict(batch)[0]
+    opens = head.get_param("gap_opens").copy()
+    opens[-1] = [1.5, -0.5]  # the bias row: the views end in a column of ones
+    head.set_param("gap_opens", opens)
+    delta = model.predict(batch)[0] - before
+    n = 6
+    for t, bias in enumerate([1.5, -0.5]):
+        expected = np.zeros((n + 2, n + 2))
+        for j in range(1, n + 1):
+            expected[j, j + 2:n + 1] = bias
+        np.testing.assert_allclose(delta[t], expected, atol=1e-5)
 
 
 # ---------------------------------------------------------------- doc._.segments

@@ -10,7 +10,13 @@ each get their own view of a word (from the shared sentence encoder):
 - next and skip, g(j, i) for words j < i: a biaffine form of a "from" view
   of word j and a "to" view of word i, [f_j; 1]^T U_t [o_i; 1], plus a
   learned bias per type and gap length (0 for next, the words skipped
-  otherwise), so contiguity is the cheap default and a gap must be earned.
+  otherwise), so contiguity is the cheap default and a gap must be earned;
+- with `gap_words`, a skip also scores the words at the edges of its gap:
+  a linear score of a "gap opens" view of word j+1 (the first word
+  skipped) and of a "gap closes" view of word i-1 (the last one). A
+  discontinuous mention is mostly a coordination ("digits of the forelimb
+  and hindlimb" holds "digits of ... hindlimb"), and what licenses the
+  skip is what is skipped, which the views of j and i alone do not see.
 
 One word of type t scores start + end, the common case (most mentions
 are one word); every extra word adds one transition. The scores come as one
@@ -41,14 +47,15 @@ _INITIAL_GAP_BIAS = np.array([0.0, -5.0, -5.0, -5.0, -5.0, -6.0, -7.0, -10.0], d
 
 
 @lru_cache(maxsize=512)
-def _pair_grid(n: int) -> Tuple[np.ndarray, np.ndarray]:
-    """(n, n) gap bucket of word pair (j, i) and a float32 mask of j < i;
-    cached per length, read-only."""
+def _pair_grid(n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, n) gap bucket of word pair (j, i), a float32 mask of j < i and one
+    of j < i - 1 (a skip); cached per length, read-only."""
     gap = np.arange(n)[None, :] - np.arange(n)[:, None] - 1
     buckets = np.maximum(np.digitize(np.maximum(gap, 0), _GAP_EDGES) - 1, 0).astype(np.int64)
     later = (gap >= 0).astype(np.float32)
-    buckets.flags.writeable = later.flags.writeable = False
-    return buckets, later
+    skips = (gap >= 1).astype(np.float32)
+    buckets.flags.writeable = later.flags.writeable = skips.flags.writeable = False
+    return buckets, later, skips
 
 
 @registry.architectures("spacy_struct.SegmentPairScorer.v1")
@@ -59,6 +66,7 @@ def build_segment_pair_scorer(
     context_width: int = 256,
     context_depth: int = 1,
     characters: int = 0,
+    gap_words: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
@@ -69,28 +77,41 @@ def build_segment_pair_scorer(
     context_width: output width of a BiLSTM over each sentence; 0 for none.
     context_depth: its number of layers.
     characters: width of a character encoder beside the tok2vec; 0 for none.
+    gap_words: score a skip by the first and last words it skips too (off
+        by default only so that pipelines saved without it still load; the
+        shipped configs turn it on).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
         Its ref "output" holds nO = T, which must be set before initializing.
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
-    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout))
+    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout, gap_words))
 
 
-def segment_pair_head(hidden_width: int, dropout: float) -> Model[List[Floats2d], List[np.ndarray]]:
+def segment_pair_head(
+    hidden_width: int, dropout: float, gap_words: bool = False
+) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
         raise ValueError(f"hidden_width must be positive, not {hidden_width}")
     check_dropout(dropout)
+    params = {"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None}
+    if gap_words:
+        params.update({"gap_opens": None, "gap_closes": None})
     return Model(
         "segment_pair_head",
         _forward,
         init=_init,
         dims={"nI": None, "nO": None, "hidden_width": hidden_width},
-        params={"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None},
-        attrs={SCORER_DROPOUT: dropout},
+        params=params,
+        attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words)},
     )
+
+
+def _n_views(model: Model) -> int:
+    """from, to, start, end; and gap opens, gap closes with gap_words."""
+    return 6 if model.attrs["gap_words"] else 4
 
 
 def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
@@ -99,9 +120,10 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     width = model.get_dim("nI")
     h, T = model.get_dim("hidden_width"), model.get_dim("nO")
     rng = np.random.default_rng(0)
-    limit = np.sqrt(6.0 / (width + 4 * h))
-    model.set_param("W", rng.uniform(-limit, limit, (width, 4 * h)).astype(np.float32))
-    model.set_param("b", np.zeros((4 * h,), dtype=np.float32))
+    views = _n_views(model)
+    limit = np.sqrt(6.0 / (width + views * h))
+    model.set_param("W", rng.uniform(-limit, limit, (width, views * h)).astype(np.float32))
+    model.set_param("b", np.zeros((views * h,), dtype=np.float32))
     model.set_param("U", np.zeros((h + 1, T, h + 1), dtype=np.float32))
     model.set_param("gap", np.repeat(_INITIAL_GAP_BIAS[:, None], T, axis=1))
     # start and end: a weight per view unit and type, and a bias per type
@@ -113,29 +135,41 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     start[h] = -2.0
     model.set_param("start", start)
     model.set_param("end", np.zeros((h + 1, T), dtype=np.float32))
+    if model.attrs["gap_words"]:
+        model.set_param("gap_opens", np.zeros((h + 1, T), dtype=np.float32))
+        model.set_param("gap_closes", np.zeros((h + 1, T), dtype=np.float32))
     return model
 
 
 def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, T = model.get_dim("hidden_width"), model.get_dim("nO")
+    gap_words = model.attrs["gap_words"]
     U = model.get_param("U")
     Wg, Ws, We = model.get_param("gap"), model.get_param("start"), model.get_param("end")
     U2 = U.reshape(h + 1, T * (h + 1))
 
     sizes, offsets, X = stack_sentences(model, sent_vecs)
-    # views: from (j in j -> i), to (i), start, end
-    (F1, O1, B1, E1), bp_views = relu_views(model, X, 4, is_train)
+    # views: from (j in j -> i), to (i), start, end[, gap opens, gap closes]
+    views, bp_views = relu_views(model, X, _n_views(model), is_train)
+    F1, O1, B1, E1 = views[:4]
     FU = F1 @ U2                                                # (N, T * (h + 1))
     starts, ends = B1 @ Ws, E1 @ We                             # (N, T)
+    if gap_words:
+        Wo, Wc = model.get_param("gap_opens"), model.get_param("gap_closes")
+        opens, closes = views[4] @ Wo, views[5] @ Wc            # (N, T)
 
     outputs = []
     for i, n in enumerate(sizes):
         lo, hi = offsets[i], offsets[i + 1]
         out = np.zeros((T, n + 2, n + 2), dtype=np.float32)
         if n:
-            buckets, later = _pair_grid(n)
+            buckets, later, skips = _pair_grid(n)
             pair = (FU[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
             pair = pair.transpose(1, 0, 2) + Wg[buckets].transpose(2, 0, 1)
+            if gap_words and n > 2:
+                # skip j -> i: word j+1 opens the gap, word i-1 closes it
+                edges = opens[lo + 1:hi - 1].T[:, :, None] + closes[lo + 1:hi - 1].T[:, None, :]
+                pair[:, :n - 2, 2:] += edges * skips[:n - 2, 2:]
             out[:, 1:n + 1, 1:n + 1] = pair * later
             out[:, 0, 1:n + 1] = starts[lo:hi].T
             out[:, 1:n + 1, n + 1] = ends[lo:hi].T
@@ -147,12 +181,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         d_starts = np.zeros_like(starts)
         d_ends = np.zeros_like(ends)
         d_Wg = np.zeros_like(Wg)
+        if gap_words:
+            d_opens, d_closes = np.zeros_like(opens), np.zeros_like(closes)
         for i, n in enumerate(sizes):
             if n == 0:
                 continue
             lo, hi = offsets[i], offsets[i + 1]
             d = d_scores[i].astype(np.float32, copy=False)
-            buckets, later = _pair_grid(n)
+            buckets, later, skips = _pair_grid(n)
             d_pair = d[:, 1:n + 1, 1:n + 1] * later                      # (T, n, n)
             d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2)).reshape(n * T, n)
             d_FU[lo:hi] = (d_t @ O1[lo:hi]).reshape(n, T * (h + 1))
@@ -160,11 +196,20 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d_Wg += bucket_gradient(buckets, d_pair, N_GAP_BUCKETS)
             d_starts[lo:hi] = d[:, 0, 1:n + 1].T
             d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
+            if gap_words and n > 2:
+                d_edges = d_pair[:, :n - 2, 2:] * skips[:n - 2, 2:]
+                d_opens[lo + 1:hi - 1] = d_edges.sum(2).T
+                d_closes[lo + 1:hi - 1] = d_edges.sum(1).T
         model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))
         model.inc_grad("gap", d_Wg)
         model.inc_grad("start", B1.T @ d_starts)
         model.inc_grad("end", E1.T @ d_ends)
-        dX = bp_views([d_FU @ U2.T, d_O1, d_starts @ Ws.T, d_ends @ We.T])
+        d_views = [d_FU @ U2.T, d_O1, d_starts @ Ws.T, d_ends @ We.T]
+        if gap_words:
+            model.inc_grad("gap_opens", views[4].T @ d_opens)
+            model.inc_grad("gap_closes", views[5].T @ d_closes)
+            d_views += [d_opens @ Wo.T, d_closes @ Wc.T]
+        dX = bp_views(d_views)
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
     return outputs, backprop
