@@ -92,3 +92,55 @@ def test_bilstm_directions_see_only_their_side_and_docs_do_not_mix():
 def test_bilstm_rejects_bad_sizes(width, depth):
     with pytest.raises(ValueError):
         BiLSTM(width, depth=depth)
+
+
+def _senter_pipeline(detached: bool):
+    """tok2vec + senter, the senter reading the tok2vec through a listener,
+    detached or not."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec", config={"model": {
+        "@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1,
+        "embed_size": 200, "window_size": 1, "maxout_pieces": 2,
+        "subword_features": False, "pretrained_vectors": None}})
+    listener = {"@architectures": "spacy.Tok2VecListener.v1", "width": 16, "upstream": "*"}
+    t2v = ({"@architectures": "spacy_struct.DetachedTok2Vec.v1", "width": 8, "tok2vec": listener}
+           if detached else listener)
+    nlp.add_pipe("senter", config={"model": {
+        "@architectures": "spacy.Tagger.v2", "nO": None, "tok2vec": t2v}})
+    return nlp
+
+
+@pytest.mark.parametrize("detached", [False, True])
+def test_detached_tok2vec_sends_no_gradient_to_the_shared_tok2vec(detached):
+    """A senter on a DetachedTok2Vec trains its own layers and leaves the
+    shared tok2vec as it was; on a plain listener it changes the tok2vec."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    from thinc.api import SGD, fix_random_seed
+
+    fix_random_seed(0)
+    nlp = _senter_pipeline(detached)
+    words = "The cat sat . It slept . The dog ran away .".split()
+    ref = Doc(nlp.vocab, words=words,
+              sent_starts=[w in (0, 4, 7) for w in range(len(words))])
+    examples = [Example(nlp.make_doc(ref.text), ref)]
+    nlp.initialize(lambda: examples)
+
+    def params(name):
+        model = nlp.get_pipe(name).model
+        return [node.get_param(p).copy() for node in model.walk()
+                for p in node.param_names if node.has_param(p)]
+
+    tok2vec_before, senter_before = params("tok2vec"), params("senter")
+    optimizer = SGD(0.1, L2=0.0, grad_clip=0.0)
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+    tok2vec_moved = any(not np.array_equal(a, b) for a, b in zip(tok2vec_before, params("tok2vec")))
+    senter_moved = any(not np.array_equal(a, b) for a, b in zip(senter_before, params("senter")))
+    assert senter_moved
+    assert tok2vec_moved is not detached
+    # and it predicts through the stored tok2vec output, as a listener does
+    doc = nlp("The cat sat. It slept.")
+    assert doc.has_annotation("SENT_START")
