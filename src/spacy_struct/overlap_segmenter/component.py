@@ -36,6 +36,7 @@ from .segments import get_segments, has_segments, set_segments
 DEFAULT_SEGMENTER_MODEL = default_model_config("""
 [model]
 @architectures = "spacy_struct.SegmentPairScorer.v1"
+gap_words = false
 hidden_width = 128
 dropout = 0.33
 context_width = 256
