@@ -9,8 +9,6 @@ that the components' scorers chain onto it.
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
 - `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v1` (transitions of
   gapped segments).
-- `detached.py`: `spacy_struct.DetachedTok2Vec.v1` (a helper task, such as
-  a `senter`, reading a shared tok2vec without training it).
 - `scorer.py`: `encoder_and_head`, the composition every scorer uses;
   `views.py`: the word views and distance-bucket biases the biaffine
   heads share.
@@ -18,7 +16,6 @@ that the components' scorers chain onto it.
 from .arc_scorer import ParseScores, build_biaffine_arc_scorer
 from .batch import SentenceBatch
 from .bilstm import BiLSTM
-from .detached import build_detached_tok2vec
 from .edge_features import build_edge_features
 from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
@@ -31,7 +28,6 @@ __all__ = [
     "ParseScores",
     "SentenceBatch",
     "build_biaffine_arc_scorer",
-    "build_detached_tok2vec",
     "build_edge_features",
     "build_segment_pair_scorer",
     "build_sentence_encoder",
