@@ -163,7 +163,7 @@ def _small_tok2vec():
         maxout_pieces=2, subword_features=False)
 
 
-@pytest.mark.parametrize("context_width, gap_words", [(0, False), (6, False), (0, True)])
+@pytest.mark.parametrize("context_width, gap_words", [(0, False), (6, False), (6, True)])
 def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words):
     from thinc.api import fix_random_seed
 
@@ -205,9 +205,11 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
         check_param_gradient(node, name, f, rng, rel=5e-2)
 
 
-def test_gap_words_score_skips_only():
-    """With gap_words, a constant "gap opens" score per type moves exactly
-    the skip transitions (j -> i, i > j + 1) of that type, nothing else."""
+def test_gap_words_score_each_skip_by_the_words_it_skips():
+    """With gap_words, transition j -> i (0-based words, i > j + 1) gains
+    exactly opens(word j+1) + closes(word i-1), recomputed here from the
+    encoder's vectors and the head's weights; next transitions, starts and
+    ends are unchanged."""
     nlp = spacy.blank("en")
     model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=4, dropout=0.0,
                                       gap_words=True)
@@ -219,17 +221,26 @@ def test_gap_words_score_skips_only():
     rng = np.random.default_rng(0)
     for name in ("U", "gap", "start", "end"):
         head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    shape = head.get_param("gap_opens").shape
+    head.set_param("gap_opens", np.zeros(shape, np.float32))
+    head.set_param("gap_closes", np.zeros(shape, np.float32))
     before = model.predict(batch)[0]
-    opens = head.get_param("gap_opens").copy()
-    opens[-1] = [1.5, -0.5]  # the bias row: the views end in a column of ones
-    head.set_param("gap_opens", opens)
+    Wo, Wc = (rng.normal(size=shape).astype(np.float32) for _ in range(2))
+    head.set_param("gap_opens", Wo)
+    head.set_param("gap_closes", Wc)
     delta = model.predict(batch)[0] - before
-    n = 6
-    for t, bias in enumerate([1.5, -0.5]):
-        expected = np.zeros((n + 2, n + 2))
-        for j in range(1, n + 1):
-            expected[j, j + 2:n + 1] = bias
-        np.testing.assert_allclose(delta[t], expected, atol=1e-5)
+
+    X = model.get_ref("encoder").predict(batch)[0]
+    h = head.get_dim("hidden_width")
+    act = np.maximum(X @ head.get_param("W") + head.get_param("b"), 0)
+    view = lambda v: np.concatenate([act[:, v * h:(v + 1) * h], np.ones((len(X), 1))], axis=1)
+    opens, closes = view(4) @ Wo, view(5) @ Wc          # (n, T)
+    n = len(X)
+    expected = np.zeros_like(delta)
+    for j in range(n):
+        for i in range(j + 2, n):
+            expected[:, j + 1, i + 1] = opens[j + 1] + closes[i - 1]
+    np.testing.assert_allclose(delta, expected, atol=1e-4)
 
 
 # ---------------------------------------------------------------- doc._.segments

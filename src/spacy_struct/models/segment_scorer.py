@@ -79,7 +79,7 @@ def build_segment_pair_scorer(
     characters: width of a character encoder beside the tok2vec; 0 for none.
     gap_words: score a skip by the first and last words it skips too. Off
         by default: on CRAFT dev it gained 0.5 F1 (within the dev noise)
-        and next to no discontinuous mentions, at 9% of the speed
+        and next to no discontinuous mentions, and ran 3-9% slower
         (docs/results/segments.md).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
