@@ -47,15 +47,14 @@ _INITIAL_GAP_BIAS = np.array([0.0, -5.0, -5.0, -5.0, -5.0, -6.0, -7.0, -10.0], d
 
 
 @lru_cache(maxsize=512)
-def _pair_grid(n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n, n) gap bucket of word pair (j, i), a float32 mask of j < i and one
-    of j < i - 1 (a skip); cached per length, read-only."""
+def _pair_grid(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(n, n) gap bucket of word pair (j, i) and a float32 mask of j < i;
+    cached per length, read-only."""
     gap = np.arange(n)[None, :] - np.arange(n)[:, None] - 1
     buckets = np.maximum(np.digitize(np.maximum(gap, 0), _GAP_EDGES) - 1, 0).astype(np.int64)
     later = (gap >= 0).astype(np.float32)
-    skips = (gap >= 1).astype(np.float32)
-    buckets.flags.writeable = later.flags.writeable = skips.flags.writeable = False
-    return buckets, later, skips
+    buckets.flags.writeable = later.flags.writeable = False
+    return buckets, later
 
 
 @registry.architectures("spacy_struct.SegmentPairScorer.v1")
@@ -164,13 +163,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         lo, hi = offsets[i], offsets[i + 1]
         out = np.zeros((T, n + 2, n + 2), dtype=np.float32)
         if n:
-            buckets, later, skips = _pair_grid(n)
+            buckets, later = _pair_grid(n)
             pair = (FU[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
             pair = pair.transpose(1, 0, 2) + Wg[buckets].transpose(2, 0, 1)
             if gap_words and n > 2:
-                # skip j -> i: word j+1 opens the gap, word i-1 closes it
+                # skip j -> i: word j+1 opens the gap, word i-1 closes it.
+                # Row j, column i - 2 of this block: skips are its upper triangle.
                 edges = opens[lo + 1:hi - 1].T[:, :, None] + closes[lo + 1:hi - 1].T[:, None, :]
-                pair[:, :n - 2, 2:] += edges * skips[:n - 2, 2:]
+                pair[:, :n - 2, 2:] += np.triu(edges)
             out[:, 1:n + 1, 1:n + 1] = pair * later
             out[:, 0, 1:n + 1] = starts[lo:hi].T
             out[:, 1:n + 1, n + 1] = ends[lo:hi].T
@@ -189,7 +189,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 continue
             lo, hi = offsets[i], offsets[i + 1]
             d = d_scores[i].astype(np.float32, copy=False)
-            buckets, later, skips = _pair_grid(n)
+            buckets, later = _pair_grid(n)
             d_pair = d[:, 1:n + 1, 1:n + 1] * later                      # (T, n, n)
             d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2)).reshape(n * T, n)
             d_FU[lo:hi] = (d_t @ O1[lo:hi]).reshape(n, T * (h + 1))
@@ -198,7 +198,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d_starts[lo:hi] = d[:, 0, 1:n + 1].T
             d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
             if gap_words and n > 2:
-                d_edges = d_pair[:, :n - 2, 2:] * skips[:n - 2, 2:]
+                d_edges = np.triu(d_pair[:, :n - 2, 2:])
                 d_opens[lo + 1:hi - 1] = d_edges.sum(2).T
                 d_closes[lo + 1:hi - 1] = d_edges.sum(1).T
         model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))
