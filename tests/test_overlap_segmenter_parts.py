@@ -163,14 +163,16 @@ def _small_tok2vec():
         maxout_pieces=2, subword_features=False)
 
 
-@pytest.mark.parametrize("context_width, gap_words", [(0, False), (6, False), (6, True)])
-def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words):
+@pytest.mark.parametrize("context_width, gap_words, skip_form",
+                         [(0, False, False), (6, False, False), (6, True, False), (0, True, True)])
+def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words, skip_form):
     from thinc.api import fix_random_seed
 
     fix_random_seed(1)
     nlp = spacy.blank("en")
     model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
-                                      context_width=context_width, gap_words=gap_words)
+                                      context_width=context_width, gap_words=gap_words,
+                                      skip_form=skip_form)
     model.get_ref("output").set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="BMP2 and BMP4 genes are expressed".split()),
             Doc(nlp.vocab, words=["limb"])]
@@ -179,6 +181,7 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
     rng = np.random.default_rng(2)
     head = model.get_ref("head")
     edge_params = ("gap_opens", "gap_closes") if gap_words else ()
+    edge_params += ("U_skip",) if skip_form else ()
     for name in ("U", "gap", "start", "end") + edge_params:
         head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     out, backprop = model(batch, is_train=True)
@@ -240,6 +243,39 @@ def test_gap_words_score_each_skip_by_the_words_it_skips():
     for j in range(n):
         for i in range(j + 2, n):
             expected[:, j + 1, i + 1] = opens[j + 1] + closes[i - 1]
+    np.testing.assert_allclose(delta, expected, atol=1e-4)
+
+
+def test_skip_form_moves_only_skips_by_its_own_biaffine_form():
+    """With skip_form, changing U_skip by D adds exactly
+    [f_j; 1]^T D_t [o_i; 1] to each skip j -> i (i > j + 1), recomputed from
+    the encoder's vectors; next transitions, starts and ends are unchanged."""
+    nlp = spacy.blank("en")
+    model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=4, dropout=0.0,
+                                      skip_form=True)
+    model.get_ref("output").set_dim("nO", 2)
+    batch = SentenceBatch([Doc(nlp.vocab, words="digits of the forelimb and hindlimb".split())],
+                          [(0, 0, 6)])
+    model.initialize(X=batch)
+    head = model.get_ref("head")
+    rng = np.random.default_rng(0)
+    for name in ("U", "gap", "start", "end"):
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    before = model.predict(batch)[0]
+    D = rng.normal(size=head.get_param("U_skip").shape).astype(np.float32)
+    head.set_param("U_skip", head.get_param("U_skip") + D)
+    delta = model.predict(batch)[0] - before
+
+    X = model.get_ref("encoder").predict(batch)[0]
+    h = head.get_dim("hidden_width")
+    act = np.maximum(X @ head.get_param("W") + head.get_param("b"), 0)
+    view = lambda v: np.concatenate([act[:, v * h:(v + 1) * h], np.ones((len(X), 1))], axis=1)
+    F, O = view(0), view(1)
+    n = len(X)
+    expected = np.zeros_like(delta)
+    for j in range(n):
+        for i in range(j + 2, n):
+            expected[:, j + 1, i + 1] = np.einsum("a,atb,b->t", F[j], D, O[i])
     np.testing.assert_allclose(delta, expected, atol=1e-4)
 
 

@@ -11,6 +11,10 @@ each get their own view of a word (from the shared sentence encoder):
   of word j and a "to" view of word i, [f_j; 1]^T U_t [o_i; 1], plus a
   learned bias per type and gap length (0 for next, the words skipped
   otherwise), so contiguity is the cheap default and a gap must be earned;
+- with `skip_form`, a skip reads the same two views through a biaffine
+  form of its own: what may be elided between j and i is not what may
+  follow j directly, and one shared form must fit the far more common
+  next-word transitions first;
 - with `gap_words`, a skip also scores the words at the edges of its gap:
   a linear score of a "gap opens" view of word j+1 (the first word
   skipped) and of a "gap closes" view of word i-1 (the last one). A
@@ -66,6 +70,7 @@ def build_segment_pair_scorer(
     context_depth: int = 1,
     characters: int = 0,
     gap_words: bool = False,
+    skip_form: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
@@ -80,17 +85,19 @@ def build_segment_pair_scorer(
         by default: on CRAFT dev it gained 0.5 F1 (within the dev noise)
         and next to no discontinuous mentions, and ran 3-9% slower
         (docs/results/segments.md).
+    skip_form: give skips (j -> i > j + 1) a biaffine form U_skip of their
+        own instead of the next-word one (docs/results/segments.md).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
         Its ref "output" holds nO = T, which must be set before initializing.
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
-    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout, gap_words))
+    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form))
 
 
 def segment_pair_head(
-    hidden_width: int, dropout: float, gap_words: bool = False
+    hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False
 ) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
@@ -99,13 +106,15 @@ def segment_pair_head(
     params = {"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None}
     if gap_words:
         params.update({"gap_opens": None, "gap_closes": None})
+    if skip_form:
+        params["U_skip"] = None
     return Model(
         "segment_pair_head",
         _forward,
         init=_init,
         dims={"nI": None, "nO": None, "hidden_width": hidden_width},
         params=params,
-        attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words)},
+        attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form)},
     )
 
 
@@ -125,6 +134,8 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     model.set_param("W", rng.uniform(-limit, limit, (width, views * h)).astype(np.float32))
     model.set_param("b", np.zeros((views * h,), dtype=np.float32))
     model.set_param("U", np.zeros((h + 1, T, h + 1), dtype=np.float32))
+    if model.attrs["skip_form"]:
+        model.set_param("U_skip", np.zeros((h + 1, T, h + 1), dtype=np.float32))
     model.set_param("gap", np.repeat(_INITIAL_GAP_BIAS[:, None], T, axis=1))
     # start and end: a weight per view unit and type, and a bias per type
     # (last row). The start bias begins negative: segments are rare, and an
@@ -143,7 +154,7 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
 
 def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, T = model.get_dim("hidden_width"), model.get_dim("nO")
-    gap_words = model.attrs["gap_words"]
+    gap_words, skip_form = model.attrs["gap_words"], model.attrs["skip_form"]
     U = model.get_param("U")
     Wg, Ws, We = model.get_param("gap"), model.get_param("start"), model.get_param("end")
     U2 = U.reshape(h + 1, T * (h + 1))
@@ -153,6 +164,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     views, bp_views = relu_views(model, X, _n_views(model), is_train)
     F1, O1, B1, E1 = views[:4]
     FU = F1 @ U2                                                # (N, T * (h + 1))
+    if skip_form:
+        Us2 = model.get_param("U_skip").reshape(h + 1, T * (h + 1))
+        FUs = F1 @ Us2
     starts, ends = B1 @ Ws, E1 @ We                             # (N, T)
     if gap_words:
         Wo, Wc = model.get_param("gap_opens"), model.get_param("gap_closes")
@@ -165,6 +179,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         if n:
             buckets, later = _pair_grid(n)
             pair = (FU[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
+            if skip_form:
+                pair_skip = (FUs[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
+                pair = np.where(buckets[:, None, :] > 0, pair_skip, pair)
             pair = pair.transpose(1, 0, 2) + Wg[buckets].transpose(2, 0, 1)
             if gap_words and n > 2:
                 # skip j -> i: word j+1 opens the gap, word i-1 closes it.
@@ -178,6 +195,8 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
 
     def backprop(d_scores: List[np.ndarray]):
         d_FU = np.zeros_like(FU)
+        if skip_form:
+            d_FUs = np.zeros_like(FUs)
         d_O1 = np.zeros_like(O1)
         d_starts = np.zeros_like(starts)
         d_ends = np.zeros_like(ends)
@@ -191,9 +210,16 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d = d_scores[i].astype(np.float32, copy=False)
             buckets, later = _pair_grid(n)
             d_pair = d[:, 1:n + 1, 1:n + 1] * later                      # (T, n, n)
-            d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2)).reshape(n * T, n)
+            d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2))          # (n, T, n)
+            if skip_form:
+                skip = buckets[:, None, :] > 0
+                d_s = np.where(skip, d_t, 0.0).reshape(n * T, n)
+                d_t = np.where(skip, 0.0, d_t)
+                d_FUs[lo:hi] = (d_s @ O1[lo:hi]).reshape(n, T * (h + 1))
+                d_O1[lo:hi] = d_s.T @ FUs[lo:hi].reshape(n * T, h + 1)
+            d_t = d_t.reshape(n * T, n)
             d_FU[lo:hi] = (d_t @ O1[lo:hi]).reshape(n, T * (h + 1))
-            d_O1[lo:hi] = d_t.T @ FU[lo:hi].reshape(n * T, h + 1)
+            d_O1[lo:hi] += d_t.T @ FU[lo:hi].reshape(n * T, h + 1)
             d_Wg += bucket_gradient(buckets, d_pair, N_GAP_BUCKETS)
             d_starts[lo:hi] = d[:, 0, 1:n + 1].T
             d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
@@ -205,7 +231,11 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         model.inc_grad("gap", d_Wg)
         model.inc_grad("start", B1.T @ d_starts)
         model.inc_grad("end", E1.T @ d_ends)
-        d_views = [d_FU @ U2.T, d_O1, d_starts @ Ws.T, d_ends @ We.T]
+        d_F1 = d_FU @ U2.T
+        if skip_form:
+            model.inc_grad("U_skip", (F1.T @ d_FUs).reshape(U.shape))
+            d_F1 += d_FUs @ Us2.T
+        d_views = [d_F1, d_O1, d_starts @ Ws.T, d_ends @ We.T]
         if gap_words:
             model.inc_grad("gap_opens", views[4].T @ d_opens)
             model.inc_grad("gap_closes", views[5].T @ d_closes)
