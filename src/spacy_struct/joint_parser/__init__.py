@@ -1,0 +1,20 @@
+"""`joint_parser`: constituency trees, and entities joined with them in one
+tree (Finkel & Manning 2009).
+
+- `trees.py`: PTB brackets in and out, and the binarized span chart a tree
+  is decoded as (unary chains collapsed into one label).
+- `joint.py`: entities put onto a tree as marked constituents or inserted
+  nodes, and what cannot be (crossing a bracket) counted.
+- `constituents.py`: the trees on a Doc under benepar's extension names.
+- `evalb.py`: labeled bracket scores exactly as evalb with COLLINS.prm.
+"""
+from .constituents import NonConstituentError, set_parse, tree_of
+from .evalb import COLLINS, BracketCounts, EvalbParams, score_brackets
+from .joint import JoinReport, entities_of, join_entities
+from .trees import Node, ParsedTree, TreeFormatError, parse_brackets, to_brackets
+
+__all__ = [
+    "COLLINS", "BracketCounts", "EvalbParams", "JoinReport", "Node", "NonConstituentError",
+    "ParsedTree", "TreeFormatError", "entities_of", "join_entities", "parse_brackets",
+    "score_brackets", "set_parse", "to_brackets", "tree_of",
+]

@@ -1,0 +1,253 @@
+"""Constituency trees on a Doc, under benepar's extension names.
+
+Storage. `doc.user_data["spacy_struct_constituents"]` holds every node of
+every tree, in preorder (outer first): parallel lists `starts`, `ends`
+(token offsets, end exclusive) and `labels` (the labels of the span,
+a unary chain top-down; empty for a word that is no phrase). Every token of
+a parsed sentence is a node, as in benepar, so `children` can list the
+words too. Plain ints and strings: the trees survive `DocBin`,
+`to_bytes` and `nlp.pipe(n_process=2)`.
+
+Extensions (the names benepar uses, so a user can switch):
+- `Span._.labels`: the tuple of labels of a constituent, () for a word
+  that is no phrase; a span that is no node raises NonConstituentError.
+- `Span._.parse_string`: its PTB brackets, with the tokens' tags as
+  preterminals when the doc has tags (else bare words).
+- `Span._.constituents`: the nodes within it, preorder, itself first.
+- `Span._.children`, `Span._.parent` (None at a sentence's root).
+- `Token._.labels`, `Token._.parse_string`, `Token._.parent`.
+- `Doc._.constituents`: every node of the doc, preorder.
+
+`set_parse(doc_or_span, brackets)` puts a bracket string on as a (gold)
+tree; `tree_of(doc, start, end)` reads the tree of a range back.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from spacy.tokens import Doc, Span, Token
+
+from .trees import CHAIN_SEPARATOR, Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, without_entities
+
+USER_DATA_KEY = "spacy_struct_constituents"
+
+
+class NonConstituentError(ValueError):
+    """The span is not a node of the doc's constituency tree."""
+
+
+# ------------------------------------------------------------------ storage
+def _data(doc: Doc) -> Dict[str, list]:
+    data = doc.user_data.get(USER_DATA_KEY)
+    if data is None:
+        raise ValueError(
+            "the doc has no constituency parse; add a 'joint_parser' to the pipeline "
+            "(or put a tree on with spacy_struct.joint_parser.set_parse)"
+        )
+    return data
+
+
+def has_parse(doc: Doc) -> bool:
+    """Whether any tree is stored on the doc."""
+    return bool(doc.user_data.get(USER_DATA_KEY, {}).get("starts"))
+
+
+def tree_nodes(root: Optional[Node], start: int, end: int) -> List[Tuple[int, int, Tuple[str, ...]]]:
+    """The stored form of a parse tree (no entity nodes: `without_entities`)
+    of tokens start..end: (start, end, labels) per node and word, preorder,
+    offsets shifted by `start`, a unary chain one node. A root over part of
+    the range (or none) gets a node with no label over the whole range."""
+    out: List[Tuple[int, int, Tuple[str, ...]]] = []
+
+    def visit(node: Union[Node, int], above: Tuple[str, ...]) -> None:
+        if isinstance(node, int):
+            out.append((start + node, start + node + 1, above))
+            return
+        labels = above + ((node.label,) if node.label else ())
+        kids = node.children
+        if len(kids) == 1:
+            visit(kids[0], labels)
+            return
+        out.append((start + node.start, start + node.end, labels))
+        for child in kids:
+            visit(child, ())
+
+    n = end - start
+    if root is None or (root.start, root.end) != (0, n):
+        root = Node("", 0, n, [root] if root is not None else list(range(n)))
+        if root.children and isinstance(root.children[0], Node):
+            inner = root.children[0]
+            root.children = list(range(0, inner.start)) + [inner] + list(range(inner.end, n))
+    visit(root, ())
+    return out
+
+
+def write_nodes(doc: Doc, start: int, end: int, nodes: Sequence[Tuple[int, int, Sequence[str]]]) -> None:
+    """Store the nodes of the tree of tokens start..end, replacing any stored
+    node inside that range."""
+    data = doc.user_data.get(USER_DATA_KEY) or {"starts": [], "ends": [], "labels": []}
+    kept = [k for k in range(len(data["starts"])) if data["ends"][k] <= start or data["starts"][k] >= end]
+    rows = [(data["starts"][k], data["ends"][k], list(data["labels"][k])) for k in kept]
+    rows.extend((int(s), int(e), list(labels)) for s, e, labels in nodes)
+    rows.sort(key=lambda r: (r[0], -r[1]))
+    doc.user_data[USER_DATA_KEY] = {
+        "starts": [r[0] for r in rows], "ends": [r[1] for r in rows], "labels": [r[2] for r in rows],
+    }
+
+
+def set_parse(target: Union[Doc, Span], brackets: str, set_tags: bool = True) -> None:
+    """Put a PTB bracket string on a Doc (one tree over all its tokens) or a
+    Span (a sentence), e.g. as the gold tree of a training example.
+
+    The tree's words must be the tokens' texts (PTB escapes such as -LRB-
+    are read as the bracket they stand for). set_tags: copy the
+    preterminals to `token.tag_` where the token has no tag yet.
+    Raises TreeFormatError naming the mismatch.
+    """
+    doc = target if isinstance(target, Doc) else target.doc
+    start, end = (0, len(doc)) if isinstance(target, Doc) else (target.start, target.end)
+    tokens = [t.text for t in doc[start:end]]
+    where = f"tree for {_preview(' '.join(tokens))}"
+    tree = parse_brackets(brackets, where)
+    check_words(tree.words, tokens, where)
+    write_nodes(doc, start, end, tree_nodes(without_entities(tree.root), start, end))
+    if set_tags:
+        for token, tag in zip(doc[start:end], tree.tags):
+            if tag and not token.tag_:
+                token.tag_ = tag
+
+
+def check_words(words: Sequence[str], tokens: Sequence[str], where: str) -> None:
+    """Raise TreeFormatError unless a tree's words are the tokens."""
+    if len(words) != len(tokens):
+        raise TreeFormatError(f"{where}: the tree has {len(words)} words and the text {len(tokens)} tokens")
+    for k, (w, t) in enumerate(zip(words, tokens)):
+        if w != t and escape(t) != w:
+            raise TreeFormatError(f"{where}: word {k} of the tree is {w!r}, the token is {t!r}")
+
+
+def tree_of(doc: Doc, start: int, end: int) -> Optional[Node]:
+    """The tree stored over tokens start..end, offsets relative to `start`
+    (None when no constituent is stored there)."""
+    data = doc.user_data.get(USER_DATA_KEY)
+    if not data:
+        return None
+    items = []
+    for s, e, labels in zip(data["starts"], data["ends"], data["labels"]):
+        if start <= s and e <= end:
+            items.extend((s - start, e - start, label) for label in labels)
+    return tree_from_constituents(items, end - start)
+
+
+def constituent_labels(doc: Doc) -> List[Tuple[int, int, Tuple[str, ...]]]:
+    """Every stored node as (start, end, labels)."""
+    data = doc.user_data.get(USER_DATA_KEY) or {"starts": [], "ends": [], "labels": []}
+    return [(s, e, tuple(labels)) for s, e, labels in zip(data["starts"], data["ends"], data["labels"])]
+
+
+# --------------------------------------------------------------- extensions
+def _position(span: Span) -> int:
+    data = _data(span.doc)
+    starts, ends = data["starts"], data["ends"]
+    for k in range(len(starts)):
+        if starts[k] == span.start and ends[k] == span.end:
+            return k
+        if starts[k] > span.start:
+            break
+    raise NonConstituentError(f"span {span.text!r} (tokens {span.start}..{span.end - 1}) is not a constituent")
+
+
+def get_labels(span: Span) -> Tuple[str, ...]:
+    return tuple(_data(span.doc)["labels"][_position(span)])
+
+
+def get_constituents(span: Span) -> Iterator[Span]:
+    data, k = _data(span.doc), _position(span)
+    starts, ends = data["starts"], data["ends"]
+    while k < len(starts) and starts[k] < span.end and ends[k] <= span.end:
+        yield span.doc[starts[k]:ends[k]]
+        k += 1
+
+
+def get_children(span: Span) -> Iterator[Span]:
+    data, k = _data(span.doc), _position(span)
+    starts, ends = data["starts"], data["ends"]
+    expected = span.start
+    for j in range(k + 1, len(starts)):
+        if starts[j] >= span.end:
+            break
+        if starts[j] == expected:
+            yield span.doc[starts[j]:ends[j]]
+            expected = ends[j]
+
+
+def get_parent(span: Span) -> Optional[Span]:
+    data, k = _data(span.doc), _position(span)
+    starts, ends = data["starts"], data["ends"]
+    for j in range(k - 1, -1, -1):  # trees do not overlap: the nearest node around it
+        if starts[j] <= span.start and span.end <= ends[j]:
+            return span.doc[starts[j]:ends[j]]
+    return None
+
+
+def get_parse_string(span: Span) -> str:
+    doc = span.doc
+    data = _data(doc)
+    tagged = doc.has_annotation("TAG")
+    pos = _position(span)
+
+    def write(k: int) -> Tuple[str, int]:
+        s, e = data["starts"][k], data["ends"][k]
+        labels = data["labels"][k]
+        if e - s == 1:
+            token = doc[s]
+            body = f"({token.tag_} {escape(token.text)})" if tagged and token.tag_ else escape(token.text)
+            nxt = k + 1
+        else:
+            parts, nxt = [], k + 1
+            while nxt < len(data["starts"]) and data["starts"][nxt] < e and data["ends"][nxt] <= e:
+                part, nxt = write(nxt)
+                parts.append(part)
+            body = " ".join(parts)
+        for label in reversed(labels):
+            body = f"({label} {body})"
+        return body, nxt
+
+    return write(pos)[0]
+
+
+def get_doc_constituents(doc: Doc) -> Iterator[Span]:
+    data = _data(doc)
+    for s, e in zip(data["starts"], data["ends"]):
+        yield doc[s:e]
+
+
+def _token_span(token: Token) -> Span:
+    return token.doc[token.i:token.i + 1]
+
+
+def register_extensions() -> None:
+    """Register the extensions (idempotent; an extension another package
+    registered under the same name is left alone)."""
+    for name, getter in (("labels", get_labels), ("parse_string", get_parse_string),
+                         ("constituents", get_constituents), ("children", get_children),
+                         ("parent", get_parent)):
+        if not Span.has_extension(name):
+            Span.set_extension(name, getter=getter)
+    for name, getter in (("labels", get_labels), ("parse_string", get_parse_string), ("parent", get_parent)):
+        if not Token.has_extension(name):
+            Token.set_extension(name, getter=lambda token, g=getter: g(_token_span(token)))
+    if not Doc.has_extension("constituents"):
+        Doc.set_extension("constituents", getter=get_doc_constituents)
+
+
+def _preview(text: str) -> str:
+    return repr(text[:50] + ("..." if len(text) > 50 else ""))
+
+
+register_extensions()
+
+__all__ = [
+    "CHAIN_SEPARATOR", "NonConstituentError", "constituent_labels", "has_parse", "set_parse",
+    "tree_nodes", "tree_of", "write_nodes",
+]

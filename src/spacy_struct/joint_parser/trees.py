@@ -1,0 +1,360 @@
+"""Constituency trees: reading and writing PTB brackets, and the span chart
+a tree is decoded as.
+
+A `Node` is a phrasal constituent over words start..end (end exclusive);
+its children are nodes or word indices (the words themselves and their
+part-of-speech tags live beside the tree, in `ParsedTree`). A node may carry
+an entity type (`entity`, the joint representation of Finkel & Manning
+2009), and a node with an empty `label` is an entity node inserted over a
+run of children: it is not a constituent.
+
+The chart. A tree over n words is decoded as a labeled binary tree of
+exactly 2n - 1 spans (`structs.spans.SpanTrees`). `tree_to_chart` makes it:
+- a unary chain (a node whose only child is a node) is one span labeled by
+  its labels top-down joined with "+" ("S+VP"), since a binary tree holds a
+  span once; the leaf chain above a word (NP over one noun) is that word's
+  span label;
+- a node with k > 2 children is binarized to the right: its span keeps its
+  label and the spans of children 2..k, 3..k, ... are inserted with the
+  empty label (the "no constituent" label that CKY gives every span that is
+  only there to make the tree binary);
+- every word not covered by a one-word node gets the empty label.
+`chart_to_tree` inverts it: spans with the empty label are dissolved into
+their parents and chains are expanded, so chart_to_tree(tree_to_chart(t))
+is t for every tree without empty-label nodes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
+
+#: joins the labels of a collapsed unary chain
+CHAIN_SEPARATOR = "+"
+#: labels TOP-level wrappers carry in treebanks; dropped when reading
+ROOT_LABELS = ("TOP", "ROOT", "")
+
+_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+class TreeFormatError(ValueError):
+    """A bracket string that is not a tree, or does not fit its sentence."""
+
+
+@dataclass(eq=False)
+class Node:
+    """A constituent over words start..end (end exclusive)."""
+
+    label: str
+    start: int
+    end: int
+    children: List[Union["Node", int]] = field(default_factory=list)
+    entity: Optional[str] = None
+
+    def nodes(self) -> Iterator["Node"]:
+        """This node and every node below it, in preorder (outer first)."""
+        yield self
+        for child in self.children:
+            if isinstance(child, Node):
+                yield from child.nodes()
+
+    def __repr__(self) -> str:
+        ent = f" [{self.entity}]" if self.entity else ""
+        return f"Node({self.label!r}{ent}, {self.start}..{self.end})"
+
+
+@dataclass
+class ParsedTree:
+    """A tree read from brackets: the root (None for a tree with no phrasal
+    node), the words (unescaped) and their tags (None where the bracket
+    string gave a word without a preterminal)."""
+
+    root: Optional[Node]
+    words: List[str]
+    tags: List[Optional[str]]
+
+
+def escape(word: str) -> str:
+    """A word as a PTB leaf: brackets as -LRB- etc."""
+    if word in _ESCAPES:
+        return _ESCAPES[word]
+    return word.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
+def unescape(leaf: str) -> str:
+    """A PTB leaf as the word it stands for."""
+    return _UNESCAPES.get(leaf, leaf)
+
+
+def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
+    """Read one PTB bracket string, e.g. "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))".
+
+    A preterminal "(TAG word)" gives the word and its tag; a bare word inside
+    a phrase is a word without a tag. The wrapper (TOP ...), (ROOT ...) or
+    "( ...)" around a single tree is dropped.
+    where: names the tree in error messages (e.g. "line 12 of dev.trees").
+    RETURNS: the ParsedTree. Raises TreeFormatError on unbalanced brackets,
+        a node without a label, or a tree without words.
+    """
+    tokens = _TOKEN.findall(text)
+    if not tokens:
+        raise TreeFormatError(f"{where}: empty bracket string")
+    words: List[str] = []
+    tags: List[Optional[str]] = []
+    pos = 0
+
+    def fail(why: str) -> TreeFormatError:
+        preview = text.strip()
+        preview = preview if len(preview) <= 120 else preview[:117] + "..."
+        return TreeFormatError(f"{where}: {why} in {preview!r}")
+
+    def read() -> Union[Node, int, None]:
+        nonlocal pos
+        if tokens[pos] != "(":
+            words.append(unescape(tokens[pos]))
+            tags.append(None)
+            pos += 1
+            return len(words) - 1
+        pos += 1
+        if pos >= len(tokens):
+            raise fail("unbalanced brackets (too many '(')")
+        label = ""
+        if tokens[pos] not in "()":
+            label = tokens[pos]
+            pos += 1
+        # preterminal: (TAG word)
+        if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
+            words.append(unescape(tokens[pos]))
+            tags.append(label)
+            pos += 2
+            return len(words) - 1
+        start = len(words)
+        children: List[Union[Node, int]] = []
+        while True:
+            if pos >= len(tokens):
+                raise fail("unbalanced brackets (too many '(')")
+            if tokens[pos] == ")":
+                pos += 1
+                break
+            child = read()
+            if child is not None:
+                children.append(child)
+        if not children:
+            return None  # an empty constituent: nothing to keep
+        return Node(label, start, len(words), children)
+
+    root = read()
+    if pos != len(tokens):
+        raise fail("unbalanced brackets (text after the tree, or too many ')')")
+    if not words:
+        raise fail("a tree without words")
+    # drop the wrapper(s) around a single tree
+    while isinstance(root, Node) and root.label in ROOT_LABELS and len(root.children) == 1:
+        root = root.children[0]
+    if isinstance(root, Node) and not root.label:
+        raise fail("a constituent without a label")
+    for node in (root.nodes() if isinstance(root, Node) else ()):
+        if not node.label:
+            raise fail("a constituent without a label")
+    return ParsedTree(root if isinstance(root, Node) else None, words, tags)
+
+
+def to_brackets(root: Optional[Node], words: Sequence[str], tags: Optional[Sequence[Optional[str]]] = None,
+                wrapper: Optional[str] = "TOP") -> str:
+    """PTB brackets of a tree: "(TOP (S (NP (DT The) (NN cat)) ...))".
+
+    Entity nodes (empty label) are dissolved; words are escaped; a word
+    with a tag is written as its preterminal "(TAG word)", one without as
+    the bare word. wrapper: the label of an outer bracket (None for none).
+    Words the tree does not cover (root None, or a root over part of the
+    words) are written beside it under the wrapper.
+    """
+    def leaf(i: int) -> str:
+        word = escape(words[i])
+        tag = tags[i] if tags is not None else None
+        return f"({tag} {word})" if tag else word
+
+    def write(node: Union[Node, int]) -> List[str]:
+        if isinstance(node, int):
+            return [leaf(node)]
+        inner = [part for child in node.children for part in write(child)]
+        if not node.label:
+            return inner
+        return [f"({node.label} {' '.join(inner)})"]
+
+    parts: List[str] = []
+    covered = (root.start, root.end) if root is not None else (len(words), len(words))
+    parts.extend(leaf(i) for i in range(0, covered[0]))
+    if root is not None:
+        parts.extend(write(root))
+    parts.extend(leaf(i) for i in range(covered[1], len(words)))
+    body = " ".join(parts)
+    if wrapper is None:
+        return body
+    return f"({wrapper} {body})"
+
+
+def constituents(root: Optional[Node]) -> List[Tuple[int, int, str]]:
+    """(start, end exclusive, label) of every constituent, outer first (a
+    unary chain top-down); entity nodes (empty label) are left out."""
+    if root is None:
+        return []
+    return [(n.start, n.end, n.label) for n in root.nodes() if n.label]
+
+
+def tree_from_constituents(items: Sequence[Tuple[int, int, str]], n_words: int) -> Optional[Node]:
+    """Rebuild a tree from its constituents (any order; a repeated span is a
+    unary chain in the order given). The constituents must not cross.
+    RETURNS: the root, or None without constituents; several top-level
+    constituents get a root with the empty label over all the words."""
+    order = sorted(range(len(items)), key=lambda k: (items[k][0], -items[k][1], k))
+    top = Node("", 0, n_words)
+    stack = [top]
+    for k in order:
+        s, e, label = items[k]
+        if not (0 <= s < e <= n_words):
+            raise TreeFormatError(f"constituent {label} {s}..{e} is outside the {n_words} words")
+        while not (stack[-1].start <= s and e <= stack[-1].end):
+            stack.pop()
+        parent = stack[-1]
+        if parent.children and isinstance(parent.children[-1], Node) and parent.children[-1].end > s:
+            raise TreeFormatError(f"constituent {label} {s}..{e} crosses another one")
+        node = Node(label, s, e)
+        parent.children.append(node)
+        stack.append(node)
+    _fill_words(top)
+    if len(top.children) == 1 and isinstance(top.children[0], Node) and \
+            (top.children[0].start, top.children[0].end) == (0, n_words):
+        return top.children[0]
+    return top if top.children and any(isinstance(c, Node) for c in top.children) else None
+
+
+def _fill_words(node: Node) -> None:
+    """Put the words not covered by a child node into `node.children`, in order."""
+    kids: List[Union[Node, int]] = []
+    at = node.start
+    for child in node.children:
+        assert isinstance(child, Node)
+        kids.extend(range(at, child.start))
+        _fill_words(child)
+        kids.append(child)
+        at = child.end
+    kids.extend(range(at, node.end))
+    node.children = kids
+
+
+# ------------------------------------------------------------------- the chart
+ChartLabel = Tuple[str, Optional[str]]  # (chain label, entity type or None)
+EMPTY: ChartLabel = ("", None)
+
+
+def tree_to_chart(root: Optional[Node], n_words: int) -> List[Tuple[int, int, ChartLabel]]:
+    """The 2n - 1 spans of the binarized tree (module docstring).
+
+    RETURNS: (start, end inclusive, (chain, entity)) per span, outer first.
+    A chain whose nodes carry two different entities keeps the outermost
+    (`join_entities` never makes one).
+    """
+    out: List[Tuple[int, int, ChartLabel]] = []
+
+    def chain_of(node: Node) -> Tuple[ChartLabel, Node]:
+        labels, entity = [], None
+        while True:
+            if node.label:
+                labels.append(node.label)
+            entity = entity or node.entity
+            if len(node.children) == 1 and isinstance(node.children[0], Node):
+                node = node.children[0]
+            else:
+                return (CHAIN_SEPARATOR.join(labels), entity), node
+
+    def visit(items: Sequence[Union[Node, int]], label: ChartLabel) -> None:
+        """A span over `items` (consecutive children) with `label`."""
+        if len(items) == 1:
+            item = items[0]
+            if isinstance(item, int):
+                out.append((item, item, label))
+                return
+            inner, bottom = chain_of(item)
+            merged = _merge(label, inner)
+            visit_node(bottom, merged)
+            return
+        start = items[0] if isinstance(items[0], int) else items[0].start
+        last = items[-1]
+        end = (last if isinstance(last, int) else last.end - 1)
+        out.append((start, end, label))
+        visit(items[:1], EMPTY)
+        visit(items[1:], EMPTY)
+
+    def visit_node(node: Node, label: ChartLabel) -> None:
+        if len(node.children) == 1:  # a chain ending above a word
+            out.append((node.start, node.end - 1, label))
+            return
+        visit(node.children, label)
+
+    if root is None:
+        if n_words:
+            visit(list(range(n_words)), EMPTY)
+        return out
+    if (root.start, root.end) != (0, n_words):
+        raise TreeFormatError(f"the tree covers words {root.start}..{root.end}, not all {n_words}")
+    visit([root], EMPTY)
+    return out
+
+
+def _merge(outer: ChartLabel, inner: ChartLabel) -> ChartLabel:
+    """Labels of one span from two levels (a span stacked on a chain)."""
+    chain = CHAIN_SEPARATOR.join(x for x in (outer[0], inner[0]) if x)
+    return chain, outer[1] or inner[1]
+
+
+def chart_to_tree(spans: Sequence[Tuple[int, int, ChartLabel]], n_words: int) -> Optional[Node]:
+    """The tree of a chart (spans (start, end inclusive, (chain, entity)) of a
+    binary tree, any order): empty-label spans are dissolved, chains expanded
+    top-down, a span with an entity and no chain becomes an entity node.
+    RETURNS: the root (a node with the empty label over all words when the
+        top span has none), or None for a chart without any label."""
+    items = []
+    for s, e, (chain, entity) in spans:
+        labels = chain.split(CHAIN_SEPARATOR) if chain else []
+        if not labels and entity:
+            labels = [""]
+        for depth, label in enumerate(labels):
+            items.append((s, e + 1, label, entity if depth == 0 else None))
+    if not items:
+        return None
+    order = sorted(range(len(items)), key=lambda k: (items[k][0], -items[k][1], k))
+    top = Node("", 0, n_words)
+    stack = [top]
+    for k in order:
+        s, e, label, entity = items[k]
+        while not (stack[-1].start <= s and e <= stack[-1].end):
+            stack.pop()
+        node = Node(label, s, e, entity=entity)
+        stack[-1].children.append(node)
+        stack.append(node)
+    _fill_words(top)
+    if len(top.children) == 1 and isinstance(top.children[0], Node) and \
+            (top.children[0].start, top.children[0].end) == (0, n_words):
+        return top.children[0]
+    return top
+
+
+def without_entities(root: Optional[Node]) -> Optional[Node]:
+    """A copy of the tree with entity nodes dissolved and entity marks dropped."""
+    if root is None:
+        return None
+
+    def copy(node: Node) -> List[Union[Node, int]]:
+        kids = [part for child in node.children
+                for part in ([child] if isinstance(child, int) else copy(child))]
+        if not node.label:
+            return kids
+        return [Node(node.label, node.start, node.end, kids)]
+
+    parts = copy(root)
+    if len(parts) == 1 and isinstance(parts[0], Node):
+        return parts[0]
+    return Node("", root.start, root.end, parts)
