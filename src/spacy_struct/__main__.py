@@ -3,6 +3,8 @@
 python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]
 python -m spacy_struct convert spans-jsonl INPUT OUTPUT [--spans-key sc] [--crossing drop|keep] [--lang xx]
 python -m spacy_struct convert craft INPUT OUTPUT [--spans-key sc] [--lang en]
+python -m spacy_struct convert ptb INPUT OUTPUT [--lang en]
+python -m spacy_struct convert joint-jsonl INPUT OUTPUT [--spans-key sc] [--lang en]
 """
 from __future__ import annotations
 
@@ -42,6 +44,17 @@ def main(argv=None) -> int:
         help="key in doc.spans for the mentions as contiguous (covering) spans",
     )
     craft.add_argument("--lang", default="en", help="language code of the vocab")
+    ptb = formats.add_parser("ptb", help="bracketed trees (PTB style), one Doc per tree")
+    ptb.add_argument("input", type=Path)
+    ptb.add_argument("output", type=Path, help=".spacy file to write")
+    ptb.add_argument("--lang", default="en", help="language code of the vocab")
+    joint = formats.add_parser(
+        "joint-jsonl", help="JSONL of tokens, tags, a tree and entities (GENIA Treebank joint files)"
+    )
+    joint.add_argument("input", type=Path)
+    joint.add_argument("output", type=Path, help=".spacy file to write")
+    joint.add_argument("--spans-key", default="sc", help="key in doc.spans for the entities")
+    joint.add_argument("--lang", default="en", help="language code of the vocab")
     args = parser.parse_args(argv)
 
     if args.command == "convert" and args.format == "conllu":
@@ -75,6 +88,20 @@ def main(argv=None) -> int:
         try:
             report = convert_craft(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
         except (CRAFTError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}")
+        for line in report.lines():
+            print(f"  {line}")
+    if args.command == "convert" and args.format in ("ptb", "joint-jsonl"):
+        from .convert.treebanks import TreebankError, convert_joint_jsonl, convert_ptb
+
+        try:
+            if args.format == "ptb":
+                report = convert_ptb(args.input, args.output, lang=args.lang)
+            else:
+                report = convert_joint_jsonl(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
+        except (TreebankError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         print(f"{args.input} -> {args.output}")

@@ -7,13 +7,19 @@ tree (Finkel & Manning 2009).
   nodes, and what cannot be (crossing a bracket) counted.
 - `constituents.py`: the trees on a Doc under benepar's extension names.
 - `evalb.py`: labeled bracket scores exactly as evalb with COLLINS.prm.
+- `component.py`: the span scorer and CKY over labeled binary trees.
+- `scoring.py`: evalb brackets and entity spans of a pipeline's output.
 """
+from .component import DEFAULT_JOINT_PARSER_MODEL, JointParser, make_joint_parser
 from .constituents import NonConstituentError, set_parse, tree_of
 from .evalb import COLLINS, BracketCounts, EvalbParams, score_brackets
 from .joint import JoinReport, entities_of, join_entities
+from .scoring import make_joint_parser_scorer, score_constituents, score_joint
 from .trees import Node, ParsedTree, TreeFormatError, parse_brackets, to_brackets
 
 __all__ = [
+    "DEFAULT_JOINT_PARSER_MODEL", "JointParser", "make_joint_parser", "make_joint_parser_scorer",
+    "score_constituents", "score_joint",
     "COLLINS", "BracketCounts", "EvalbParams", "JoinReport", "Node", "NonConstituentError",
     "ParsedTree", "TreeFormatError", "entities_of", "join_entities", "parse_brackets",
     "score_brackets", "set_parse", "to_brackets", "tree_of",

@@ -21,7 +21,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .trees import Node, constituents
 
 
 @dataclass(frozen=True)
@@ -70,16 +69,20 @@ class BracketCounts:
         return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def evalb_brackets(root: Optional[Node], tags: Sequence[Optional[str]],
+Constituents = Iterable[Tuple[int, int, str]]
+
+
+def evalb_brackets(items: Constituents, tags: Sequence[Optional[str]],
                    params: EvalbParams = COLLINS) -> Counter:
-    """The brackets evalb scores in one tree: a multiset of
-    (start, end, label) over the words that are not deleted."""
+    """The brackets evalb scores among a sentence's constituents (start,
+    end exclusive, label; `trees.constituents` of a tree), given its words'
+    tags: a multiset of (start, end, label) over the words not deleted."""
     deleted = params.delete_labels
     kept_before = [0]
     for tag in tags:
         kept_before.append(kept_before[-1] + (0 if tag in deleted else 1))
     out: Counter = Counter()
-    for start, end, label in constituents(root):
+    for start, end, label in items:
         s, e = kept_before[start], kept_before[end]
         if s == e:
             continue
@@ -90,14 +93,14 @@ def evalb_brackets(root: Optional[Node], tags: Sequence[Optional[str]],
     return out
 
 
-def score_brackets(pairs: Iterable[Tuple[Optional[Node], Optional[Node], Sequence[Optional[str]]]],
+def score_brackets(pairs: Iterable[Tuple[Constituents, Constituents, Sequence[Optional[str]]]],
                    params: EvalbParams = COLLINS) -> BracketCounts:
-    """Score (gold tree, test tree, tags) triples; entity nodes in either
-    tree are ignored (`constituents` leaves them out)."""
+    """Score (gold constituents, test constituents, tags) per sentence, e.g.
+    from `trees.constituents` of two trees (which leaves entity nodes out)."""
     counts = BracketCounts()
-    for gold_root, test_root, tags in pairs:
-        gold = evalb_brackets(gold_root, tags, params)
-        test = evalb_brackets(test_root, tags, params)
+    for gold_items, test_items, tags in pairs:
+        gold = evalb_brackets(gold_items, tags, params)
+        test = evalb_brackets(test_items, tags, params)
         matched = gold & test
         counts.matched += sum(matched.values())
         counts.gold += sum(gold.values())

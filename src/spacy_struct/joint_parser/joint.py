@@ -1,9 +1,9 @@
 """Entities joined with a constituency tree (Finkel & Manning 2009, NAACL).
 
 An entity that is exactly a constituent marks that constituent (its entity
-type is added to the node's label in the chart); an entity that is a run of
-two or more, but not all, children of one node, or a single word, gets a new
-node inserted over them (empty label: it is not a constituent, and the parse
+type is added to the node's label in the chart); an entity that is a single
+word with no phrase of its own, or a run of two or more, but not all,
+children of one node, gets a new node inserted over them (empty label: it is not a constituent, and the parse
 scorer never sees it). What is left crosses a bracket and cannot be a node
 of the tree; such entities are counted, not silently dropped
 (`JoinReport`), and the caller decides what to do with them.
@@ -28,6 +28,7 @@ class JoinReport:
     """What became of each entity given to `join_entities`."""
 
     constituents: int = 0
+    words: int = 0
     runs: int = 0
     duplicates: int = 0
     crossing: List[Entity] = field(default_factory=list)
@@ -40,6 +41,7 @@ class JoinReport:
 
     def add(self, other: "JoinReport") -> None:
         self.constituents += other.constituents
+        self.words += other.words
         self.runs += other.runs
         self.duplicates += other.duplicates
         self.crossing.extend(other.crossing)
@@ -86,7 +88,10 @@ def _place(node: Node, entity: Entity, report: JoinReport) -> None:
         return
     inserted = Node("", start, end, node.children[first:last + 1], entity=label)
     node.children[first:last + 1] = [inserted]
-    report.runs += 1
+    if first == last:
+        report.words += 1
+    else:
+        report.runs += 1
 
 
 def entities_of(root: Optional[Node]) -> List[Entity]:

@@ -84,8 +84,10 @@ def escape(word: str) -> str:
 
 
 def unescape(leaf: str) -> str:
-    """A PTB leaf as the word it stands for."""
-    return _UNESCAPES.get(leaf, leaf)
+    """A PTB leaf as the word it stands for (inverse of `escape`)."""
+    if leaf in _UNESCAPES:
+        return _UNESCAPES[leaf]
+    return leaf.replace("-LRB-", "(").replace("-RRB-", ")")
 
 
 def parse_brackets(text: str, where: str = "tree") -> ParsedTree:

@@ -1,0 +1,300 @@
+"""The `joint_parser` component: a constituency tree per sentence, and with
+`ner = true` the entities joined into it (Finkel & Manning 2009).
+
+predict: the span scorer (`spacy_struct.SpanScorer.v1`) gives an (n, n, L)
+array of scores of every span and chart label; the empty label ("no
+constituent", the spans only there to make the tree binary) scores 0, so
+each label's score is its margin over being no node. CKY over labeled
+binary trees (`structs.spans.SpanTrees`) returns the best tree, which
+`trees.chart_to_tree` turns back into an n-ary tree with unary chains.
+update: the tree-CRF likelihood (inside/outside over all labeled binary
+trees) or the structured margin (spacy_struct.losses); the training loop,
+labels and sentence batching are the shared `StructuredComponent`'s.
+
+Chart labels. A span's label is its unary chain ("S+VP") and, in the joint
+mode, the type of the entity it is ("NP|protein"; "|protein" for an entity
+node inserted over a run of children, which is no constituent). The labels
+are the ones the training data shows; each is scored on its own, which on
+GENIA leaves every joint label hundreds of examples.
+
+Output: the tree in `doc.user_data` under benepar's extension names
+(`constituents.py`), and the entities in `doc.spans[spans_key]` (nested
+allowed; the outermost also in `doc.ents` with `set_ents`).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example
+from thinc.api import Model
+
+from ..models import SentenceBatch, default_model_config
+from ..pipeline import StructuredComponent, factory_config
+from ..structs.spans import SpanTrees, outermost
+from .constituents import tree_nodes, tree_of, write_nodes
+from .joint import JoinReport, entities_of, join_entities
+from .trees import EMPTY, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities
+
+DEFAULT_JOINT_PARSER_MODEL = default_model_config("""
+[model]
+@architectures = "spacy_struct.SpanScorer.v1"
+hidden_width = 150
+dropout = 0.33
+context_width = 256
+context_depth = 1
+attention = true
+""")
+
+#: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
+JOINT_PARSER_DEFAULTS: Dict[str, Any] = {"ner": True, "spans_key": "sc", "set_ents": False}
+
+#: separates a chart label's chain from its entity type
+ENTITY_SEPARATOR = "|"
+
+
+def chart_label_name(label: ChartLabel) -> str:
+    """The string of a chart label: "NP", "NP|protein", "|protein"."""
+    chain, entity = label
+    return chain if entity is None else f"{chain}{ENTITY_SEPARATOR}{entity}"
+
+
+def parse_chart_label(name: str) -> ChartLabel:
+    """Inverse of `chart_label_name`."""
+    chain, sep, entity = name.partition(ENTITY_SEPARATOR)
+    return chain, (entity if sep else None)
+
+
+@Language.factory(
+    "joint_parser",
+    assigns=["doc.spans", "doc.ents"],
+    default_config=factory_config(
+        DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1"
+    ),
+    default_score_weights={
+        "constituents_f": 0.5,
+        "constituents_p": 0.0,
+        "constituents_r": 0.0,
+        "spans_sc_f": 0.5,
+        "spans_sc_p": 0.0,
+        "spans_sc_r": 0.0,
+    },
+)
+def make_joint_parser(
+    nlp: Language,
+    name: str,
+    model: Model,
+    ner: bool,
+    spans_key: str,
+    set_ents: bool,
+    loss: str,
+    margin_cost: float,
+    max_unsegmented_length: int,
+    max_sentence_length: int,
+    scorer: Optional[Callable],
+) -> "JointParser":
+    """Constituency parser, optionally with entities joined into its trees.
+
+    ner: also predict entities, as nodes of the tree (Finkel & Manning's
+        joint model); false trains a plain constituency parser.
+    spans_key: the `doc.spans` key gold entities are read from and
+        predicted ones written to.
+    set_ents: also write the outermost predicted entities to `doc.ents`.
+    loss: "crf" (the tree CRF, default) or "margin" (structured hinge with
+        a Hamming cost of `margin_cost` per wrong labeled span).
+    max_unsegmented_length, max_sentence_length: how a Doc is cut into the
+        sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
+    """
+    return JointParser(
+        nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents, loss=loss,
+        margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
+        max_sentence_length=max_sentence_length, scorer=scorer,
+    )
+
+
+class JointParser(StructuredComponent):
+    """Constituency trees (and entities in them) decoded by CKY."""
+
+    default_name = "joint_parser"
+    own_defaults = JOINT_PARSER_DEFAULTS
+    #: what became of the gold entities of training (see joint.py)
+    join_report: JoinReport
+    _warned_left_out = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.join_report = JoinReport()
+
+    def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
+        """spans_key is a non-empty string; ner and set_ents are bools."""
+        key = settings["spans_key"]
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        settings["ner"] = bool(settings["ner"])
+        settings["set_ents"] = bool(settings["set_ents"])
+        if settings["loss"] not in ("crf", "margin"):
+            raise ValueError(
+                f"{name}: loss must be 'crf' or 'margin' for trees, got {settings['loss']!r}"
+            )
+
+    @property
+    def structure(self) -> SpanTrees:
+        """Labeled binary trees over each sentence."""
+        return SpanTrees()
+
+    @property
+    def spans_key(self) -> str:
+        """The `doc.spans` key entities are read from and written to."""
+        return str(self.cfg["spans_key"])
+
+    missing_labels_message = (
+        "found no constituents in the training examples; convert the treebank with "
+        "`python -m spacy_struct convert ptb` (or joint-jsonl), or put trees on the "
+        "reference docs with spacy_struct.joint_parser.set_parse"
+    )
+
+    # ------------------------------------------------------------- predicting
+    def predict(self, docs: Iterable[Doc]):
+        """Find the tree of every sentence of the docs without changing them.
+
+        RETURNS: (the SentenceBatch, (start, end inclusive, label id) rows
+            per sentence, the 2n - 1 spans of its binary tree; label 0 is
+            the empty label, label k > 0 is `labels[k - 1]`).
+        """
+        _, batch, scores = self.score_docs(docs)
+        if scores is None:
+            return batch, []
+        return batch, self.structure.argmax([_with_empty_label(s) for s in scores])
+
+    def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
+        """Write each sentence's tree to the doc (constituents.py) and the
+        entities to `doc.spans[spans_key]` (outermost to `doc.ents` with
+        `set_ents`).
+
+        docs: the docs that were parsed.
+        predictions: what `predict` returned for them.
+        """
+        batch, charts = predictions
+        docs = list(docs)
+        labels = [EMPTY] + [parse_chart_label(name) for name in self.labels]
+        found: List[List[Tuple[int, int, str]]] = [[] for _ in docs]
+        for (doc_i, start, end), rows in zip(batch.sents, charts):
+            doc = docs[doc_i]
+            root = chart_to_tree([(int(s), int(e), labels[int(l)]) for s, e, l in rows], end - start)
+            write_nodes(doc, start, end, tree_nodes(without_entities(root), start, end))
+            if self.cfg["ner"]:
+                found[doc_i].extend((start + s, start + e, t) for s, e, t in entities_of(root))
+        if not self.cfg["ner"]:
+            return
+        key = self.spans_key
+        for doc, rows in zip(docs, found):
+            rows.sort(key=lambda r: (r[0], -r[1], r[2]))
+            spans = [Span(doc, s, e, label=t) for s, e, t in rows]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+            if self.cfg["set_ents"]:
+                top = outermost([(s, e) for s, e, _ in rows])
+                doc.set_ents([spans[i] for i in top], default="outside")
+
+    # ---------------------------------------------------------------- training
+    def gold_charts(self, eg: Example, index: int) -> Tuple[List[Tuple[int, int]], List[list]]:
+        """Sentence ranges and the gold chart of each: (start, end inclusive,
+        ChartLabel) rows, in sentence coordinates."""
+        ref, pred = eg.reference, eg.predicted
+        if [t.text for t in ref] != [t.text for t in pred]:
+            raise self.gold_error(index, eg, (
+                "the predicted doc's tokens differ from the reference's; train on the "
+                "corpus's own tokens (gold_preproc = true)"
+            ))
+        if self.cfg["ner"] and self.spans_key not in ref.spans:
+            raise self.gold_error(index, eg, (
+                f"the reference doc has no doc.spans[{self.spans_key!r}] (its span keys are "
+                f"{sorted(ref.spans.keys())}); set spans_key to the key your corpus uses, "
+                f"or ner = false to train a parser alone. A doc without entities needs an "
+                f"empty group under the key"
+            ))
+        ranges = self.training_ranges(eg)
+        charts = []
+        entities = [(s.start, s.end, s.label_) for s in ref.spans[self.spans_key]] if self.cfg["ner"] else []
+        for start, end in ranges:
+            try:
+                root = tree_of(ref, start, end)
+            except TreeFormatError as err:
+                raise self.gold_error(index, eg, f"its gold tree is broken: {err}") from None
+            if root is None:
+                raise self.gold_error(index, eg, (
+                    f"tokens {start}..{end - 1} have no gold tree; convert the treebank with "
+                    f"`python -m spacy_struct convert ptb` or put one on with set_parse"
+                ))
+            inside = [(s - start, e - start, t) for s, e, t in entities if start <= s and e <= end]
+            if self.cfg["ner"]:
+                root, report = join_entities(root, end - start, inside)
+                self._count_left_out(report, eg, index, start)
+            charts.append(tree_to_chart(root, end - start))
+        n_inside = sum(1 for s, e, _ in entities if any(a <= s and e <= b for a, b in ranges))
+        if n_inside < len(entities):
+            raise self.gold_error(index, eg, (
+                f"{len(entities) - n_inside} gold entities cross a sentence boundary; "
+                f"trees are built per sentence"
+            ))
+        return ranges, charts
+
+    def _count_left_out(self, report: JoinReport, eg: Example, index: int, start: int) -> None:
+        self.join_report.add(report)
+        if report.left_out and not self._warned_left_out:
+            self._warned_left_out = True
+            s, e, t = report.left_out[0]
+            text = eg.reference[start + s:start + e].text
+            warnings.warn(
+                f"{self.name}: gold entities that cross a bracket of the tree (or share "
+                f"their words with another entity) cannot be nodes of it and are left out "
+                f"of training; counted in `join_report` (first: {t} {text!r} in example "
+                f"{index})"
+            )
+
+    def gold(self, eg: Example, index: int):
+        """Sentence ranges and gold (start, end inclusive, label id) rows."""
+        ranges, charts = self.gold_charts(eg, index)
+        ids = {name: k + 1 for k, name in enumerate(self.labels)}
+        golds = []
+        for chart in charts:
+            rows = []
+            for s, e, label in chart:
+                if label == EMPTY:
+                    rows.append((s, e, 0))
+                    continue
+                name = chart_label_name(label)
+                if name not in ids:
+                    raise self.gold_error(index, eg, (
+                        f"chart label {name!r} is not one of the component's labels; "
+                        f"initialize it with data that contains it"
+                    ))
+                rows.append((s, e, ids[name]))
+            golds.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
+        return ranges, golds
+
+    def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
+        """Loss of the span scores, and their gradient (per word of the batch)."""
+        loss, grads = self.structure_loss([_with_empty_label(s) for s in scores], golds)
+        n_words = sum(batch.lengths())
+        return loss, [(g[:, :, 1:] / n_words).astype(np.float32) for g in grads]
+
+    # ----------------------------------------------------------- initializing
+    def labels_in(self, examples: Iterable[Example]) -> List[str]:
+        """The chart labels of the examples' gold trees, sorted."""
+        found = set()
+        for i, eg in enumerate(examples):
+            for chart in self.gold_charts(eg, i)[1]:
+                found.update(chart_label_name(label) for _, _, label in chart if label != EMPTY)
+        self.join_report = JoinReport()
+        return sorted(found)
+
+
+def _with_empty_label(scores: np.ndarray) -> np.ndarray:
+    """(n, n, L) scores with a column of zeros in front: the empty label."""
+    n = scores.shape[0]
+    out = np.zeros((n, n, scores.shape[2] + 1), dtype=np.float64)
+    out[:, :, 1:] = scores
+    return out

@@ -1,0 +1,210 @@
+"""joint_parser's parts: trees and their chart, entities joined into trees,
+the evalb scorer, and the trees on a Doc."""
+import os
+import random
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from spacy_struct.joint_parser import (
+    NonConstituentError, TreeFormatError, entities_of, join_entities, parse_brackets,
+    score_brackets, set_parse, to_brackets, tree_of,
+)
+from spacy_struct.joint_parser.evalb import COLLINS, evalb_brackets
+from spacy_struct.joint_parser.trees import (
+    EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
+)
+
+from conftest import SHARED_DATA as DATA
+
+TREE = "(TOP (S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VP (VBN expressed) (PP (IN in) (NP (NNS cells))))) (. .)))"
+
+
+# --------------------------------------------------------------------- trees
+def test_brackets_are_read_with_words_tags_and_escapes():
+    tree = parse_brackets("(TOP (S (NP (NN 25-LRB-OH-RRB-2D3)) (VP (VBZ binds) (-LRB- -LRB-)) (. .)))")
+    assert tree.words == ["25(OH)2D3", "binds", "(", "."]
+    assert tree.tags == ["NN", "VBZ", "-LRB-", "."]
+    assert tree.root.label == "S" and (tree.root.start, tree.root.end) == (0, 4)
+    assert constituents(tree.root) == [(0, 4, "S"), (0, 1, "NP"), (1, 3, "VP")]
+    back = to_brackets(tree.root, tree.words, tree.tags)
+    assert back == "(TOP (S (NP (NN 25-LRB-OH-RRB-2D3)) (VP (VBZ binds) (-LRB- -LRB-)) (. .)))"
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("(S (NP (DT The) (NN cat))", "too many '('"),
+    ("(S (NP (DT The)))) (NN x)", "text after the tree"),
+    ("", "empty"),
+    ("(S ())", "without words"),
+    ("(S ((DT The) (NN cat)))", "without a label"),
+])
+def test_broken_brackets_raise_naming_the_problem(text, problem):
+    with pytest.raises(TreeFormatError, match=re.escape(problem)):
+        parse_brackets(text, "line 3")
+
+
+def _random_tree(rng: random.Random, n: int) -> Node:
+    """A random n-ary tree over n words with unary chains and words left
+    without a phrase."""
+    def build(start: int, end: int, depth: int):
+        if end - start == 1 and rng.random() < 0.5:
+            return start
+        if end - start == 1:
+            node = Node(rng.choice("ABC"), start, end, [start])
+        else:
+            cuts = sorted(rng.sample(range(start + 1, end), rng.randint(1, min(3, end - start - 1))))
+            bounds = [start] + cuts + [end]
+            node = Node(rng.choice("ABCD"), start, end, [build(a, b, depth + 1) for a, b in zip(bounds, bounds[1:])])
+        while rng.random() < 0.25:  # a unary chain above it
+            node = Node(rng.choice("ST"), start, end, [node])
+        return node
+    root = build(0, n, 0)
+    return root if isinstance(root, Node) else Node("S", 0, n, [root])
+
+
+def test_the_chart_is_a_binary_tree_that_gives_the_tree_back():
+    rng = random.Random(0)
+    for trial in range(300):
+        n = rng.randint(1, 9)
+        root = _random_tree(rng, n)
+        chart = tree_to_chart(root, n)
+        spans = [(s, e) for s, e, _ in chart]
+        # 2n - 1 distinct spans that nest or are disjoint: a binary bracketing
+        assert len(chart) == 2 * n - 1 and len(set(spans)) == len(spans)
+        assert all(a[1] < b[0] or b[1] < a[0] or (a[0] <= b[0] and b[1] <= a[1]) or (b[0] <= a[0] and a[1] <= b[1])
+                   for a in spans for b in spans)
+        assert Counter(constituents(chart_to_tree(chart, n))) == Counter(constituents(root))
+
+
+def test_unary_chains_are_one_chart_label_top_down():
+    tree = parse_brackets("(TOP (S (S (VP (VBG Using) (NP (NN x)))) (. .)))")
+    labels = {(s, e): label for s, e, label in tree_to_chart(tree.root, 3)}
+    assert labels[(0, 2)] == ("S", None)       # the outer S has two children
+    assert labels[(0, 1)] == ("S+VP", None)    # the inner S over a VP: one span
+    assert labels[(0, 0)] == EMPTY             # "Using": no phrase of its own
+    assert labels[(1, 1)] == ("NP", None)
+    assert labels[(2, 2)] == EMPTY
+    assert tree_to_chart(tree.root, 3)[0] == (0, 2, ("S", None))
+
+
+# --------------------------------------------------------------- joining
+def test_entities_join_as_phrases_inserted_nodes_or_are_counted_as_crossing():
+    tree = parse_brackets(TREE)
+    entities = [(0, 3, "DNA"),      # the whole NP: a phrase
+                (1, 3, "DNA"),      # "IL-2 gene": a run of the NP's children
+                (1, 2, "protein"),  # "IL-2": a single word
+                (2, 5, "other"),    # "gene is expressed": crosses the NP
+                (0, 3, "protein")]  # the NP again, another type
+    root, report = join_entities(tree.root, 8, entities)
+    assert (report.constituents, report.runs, report.words) == (1, 1, 1)
+    assert report.crossing == [(2, 5, "other")] and report.same_span == [(0, 3, "protein")]
+    assert sorted(entities_of(root)) == [(0, 3, "DNA"), (1, 2, "protein"), (1, 3, "DNA")]
+    # the inserted nodes are no constituents: the parse is unchanged
+    assert constituents(without_entities(root)) == constituents(parse_brackets(TREE).root)
+    chart = tree_to_chart(root, 8)
+    back = chart_to_tree(chart, 8)
+    assert sorted(entities_of(back)) == sorted(entities_of(root))
+    assert Counter(constituents(back)) == Counter(constituents(parse_brackets(TREE).root))
+
+
+# ------------------------------------------------------------------ evalb
+def test_evalb_deletes_punctuation_and_top_and_equates_advp_prt():
+    gold = parse_brackets("(TOP (S (NP (NNS Cells)) (VP (VBD grew) (PRT (RP up))) (. .)))")
+    test = parse_brackets("(TOP (S (NP (NNS Cells)) (VP (VBD grew) (ADVP (RP up)) (. .))))")
+    # gold: S 0-3, NP 0-1, VP 1-3, PRT 2-3; test's VP covers the full stop,
+    # which evalb deletes: VP 1-3 matches, and ADVP = PRT
+    assert evalb_brackets(constituents(gold.root), gold.tags) == Counter(
+        {(0, 3, "S"): 1, (0, 1, "NP"): 1, (1, 3, "VP"): 1, (2, 3, "ADVP"): 1})
+    counts = score_brackets([(constituents(gold.root), constituents(test.root), gold.tags)])
+    assert (counts.matched, counts.gold, counts.test) == (4, 4, 4)
+
+
+def test_evalb_counts_a_repeated_bracket_twice():
+    gold = parse_brackets("(TOP (NP (NP (NN x)) (NN y)))")
+    test = parse_brackets("(TOP (NP (NN x) (NN y)))")
+    counts = score_brackets([(constituents(gold.root), constituents(test.root), gold.tags)])
+    assert (counts.matched, counts.gold, counts.test) == (1, 2, 1)
+
+
+def _evalb_binary():
+    path = os.environ.get("SPACY_STRUCT_EVALB") or shutil.which("evalb")
+    return path if path and Path(path).exists() else None
+
+
+@pytest.mark.data
+@pytest.mark.skipif(_evalb_binary() is None, reason="no evalb binary (set SPACY_STRUCT_EVALB to one built from source)")
+def test_evalb_matches_the_c_evalb_on_every_dev_sentence(tmp_path):
+    """Perturbed GENIA dev trees (relabeled spans, random re-bracketing) are
+    scored by the C evalb with COLLINS.prm and by this module: the matched,
+    gold and test bracket counts agree on every sentence."""
+    trees_file = DATA / "genia_treebank" / "dev.trees"
+    if not trees_file.exists():
+        pytest.skip("GENIA Treebank dev is absent")
+    rng = random.Random(0)
+    labels = ["NP", "VP", "PP", "S", "", "", "", "ADVP", "PRT", "S+VP", "NP+NP"]
+    golds, tests = [], []
+    for line in trees_file.read_text(encoding="utf8").splitlines():
+        tree = parse_brackets(line)
+        n = len(tree.words)
+        chart = [(s, e, (rng.choice(labels), None)) if rng.random() < 0.15 else (s, e, l)
+                 for s, e, l in tree_to_chart(tree.root, n)]
+        test = chart_to_tree(chart, n)
+        if len(constituents(test)) > 190:  # evalb holds 200 brackets per sentence
+            test = tree.root
+        golds.append(tree)
+        tests.append(test)
+    (tmp_path / "gold").write_text("".join(to_brackets(t.root, t.words, t.tags) + "\n" for t in golds))
+    (tmp_path / "test").write_text("".join(to_brackets(p, g.words, g.tags) + "\n" for g, p in zip(golds, tests)))
+    (tmp_path / "COLLINS.prm").write_text(
+        "DEBUG 0\nMAX_ERROR 10\nCUTOFF_LEN 40\nLABELED 1\n"
+        + "".join(f"DELETE_LABEL {x}\n" for x in ["TOP", "-NONE-", ",", ":", "``", "''", "."])
+        + "DELETE_LABEL_FOR_LENGTH -NONE-\nEQ_LABEL ADVP PRT\n")
+    out = subprocess.run([_evalb_binary(), "-p", str(tmp_path / "COLLINS.prm"), str(tmp_path / "gold"),
+                          str(tmp_path / "test")], capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in out.splitlines() if len(line.split()) == 12 and line.split()[0].isdigit()]
+    assert len(rows) == len(golds)
+    for row, gold, test in zip(rows, golds, tests):
+        g = evalb_brackets(constituents(gold.root), gold.tags)
+        t = evalb_brackets(constituents(test), gold.tags)
+        assert (sum((g & t).values()), sum(g.values()), sum(t.values())) == tuple(int(x) for x in row[5:8])
+    counts = score_brackets((constituents(g.root), constituents(t), g.tags) for g, t in zip(golds, tests))
+    summary = out[out.index("-- All --"):]
+    assert f"Bracketing FMeasure       = {100 * counts.f:6.2f}" in summary
+
+
+# ------------------------------------------------------- trees on a Doc
+def test_trees_on_a_doc_read_as_benepar_and_survive_docbin():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="The IL-2 gene is expressed in cells .".split())
+    set_parse(doc, TREE)
+    sent = doc[:]
+    assert sent._.labels == ("S",) and doc[0:3]._.labels == ("NP",) and doc[1]._.labels == ()
+    assert [c.text for c in sent._.children] == ["The IL-2 gene", "is expressed in cells", "."]
+    assert doc[6:7]._.labels == ("NP",)        # an NP over one noun is the word's node
+    assert doc[6]._.parent.text == "in cells" and doc[5:7]._.parent.text == "expressed in cells"
+    assert sent._.parent is None
+    assert sent._.parse_string == TREE[5:-1]
+    assert [c.text for c in doc[5:7]._.constituents] == ["in cells", "in", "cells"]
+    with pytest.raises(NonConstituentError, match="not a constituent"):
+        doc[1:4]._.labels
+    db = DocBin(store_user_data=True)
+    db.add(doc)
+    back = list(DocBin().from_bytes(db.to_bytes()).get_docs(nlp.vocab))[0]
+    assert back[:]._.parse_string == sent._.parse_string
+    assert [c.text for c in back._.constituents] == [c.text for c in doc._.constituents]
+    assert Counter(constituents(tree_of(back, 0, len(back)))) == Counter(constituents(parse_brackets(TREE).root))
+
+
+def test_a_tree_that_does_not_fit_the_tokens_is_refused():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="The cat sat".split())
+    with pytest.raises(TreeFormatError, match="word 1 of the tree is 'dog'"):
+        set_parse(doc, "(S (NP (DT The) (NN dog)) (VP (VBD sat)))")
+    with pytest.raises(TreeFormatError, match="2 words and the text 3 tokens"):
+        set_parse(doc, "(S (NP (DT The) (NN cat)))")
