@@ -2,7 +2,8 @@
 
 Each config is trained for a few steps on the embedded sample (the parser
 configs on the dependency sample, the span configs on the nested-entity
-sample) in place of its corpus, with everything else as shipped: the
+sample, the joint_parser configs on the joint sample) in place of its
+corpus, with everything else as shipped: the
 architectures, the tokenizer, the pipeline's components and their settings.
 """
 from pathlib import Path
@@ -21,6 +22,8 @@ SPAN_COMPONENTS = {"nested_ner", "spancat"}
 def _sample_for(config: Path):
     loaded = load_config(config)
     pipeline = loaded["nlp"]["pipeline"]
+    if "joint_parser" in pipeline:
+        return SAMPLE / "joint_train.spacy", SAMPLE / "joint_dev.spacy"
     if "overlap_segmenter" in pipeline or "craft" in loaded["paths"]["train"]:
         return SAMPLE / "segments_train.spacy", SAMPLE / "segments_dev.spacy"
     if SPAN_COMPONENTS & set(pipeline):
@@ -32,7 +35,8 @@ def test_the_configs_are_all_here():
     names = {c.stem for c in CONFIGS}
     assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
             "nested_ner_sample", "spacy_parser_ewt", "spancat_genia", "overlap_segmenter_craft",
-            "overlap_segmenter_sample", "spancat_craft"} <= names
+            "overlap_segmenter_sample", "spancat_craft", "joint_parser_genia",
+            "joint_parser_sample"} <= names
 
 
 @pytest.mark.slow
@@ -56,3 +60,5 @@ def test_every_shipped_config_trains_a_few_steps_and_runs_on_raw_text(config, tm
             assert "sc" in doc.spans
         if name == "overlap_segmenter":
             assert isinstance(doc._.segments, tuple)
+        if name == "joint_parser":
+            assert "sc" in doc.spans and list(doc._.constituents)

@@ -1,0 +1,179 @@
+"""The joint_parser component: training, prediction, serialization, settings,
+errors, and the treebank converters."""
+import json
+import random
+import warnings
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin, Span, SpanGroup
+from spacy.training import Example
+
+from conftest import SAMPLE
+from spacy_struct.convert.treebanks import TreebankError, convert_joint_jsonl, convert_ptb
+from spacy_struct.joint_parser import parse_brackets, set_parse, tree_of
+from spacy_struct.joint_parser.trees import constituents
+
+SMALL_MODEL = {
+    "@architectures": "spacy_struct.SpanScorer.v1",
+    "hidden_width": 32,
+    "dropout": 0.1,
+    "context_width": 32,
+    "context_depth": 1,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 48,
+        "depth": 2,
+        "embed_size": 1000,
+        "window_size": 1,
+        "maxout_pieces": 2,
+        "subword_features": True,
+    },
+}
+
+
+def _examples(nlp, name="joint_train.spacy", limit=None):
+    docs = list(DocBin().from_disk(SAMPLE / name).get_docs(nlp.vocab))[:limit]
+    return [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d)
+            for d in docs]
+
+
+def _train(nlp, examples, epochs=6, seed=0):
+    random.seed(seed)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        random.shuffle(examples)
+        for i in range(0, len(examples), 16):
+            nlp.update(examples[i:i + 16], sgd=optimizer)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    return _train(nlp, _examples(nlp))
+
+
+@pytest.mark.slow
+def test_joint_parser_learns_trees_and_entities_in_them(trained):
+    scores = trained.evaluate(_examples(trained, "joint_dev.spacy"))
+    assert scores["constituents_f"] > 0.9 and scores["spans_sc_f"] > 0.9
+    assert trained.get_pipe("joint_parser").labels  # chart labels, joint ones among them
+    assert any("|" in label for label in trained.get_pipe("joint_parser").labels)
+
+
+@pytest.mark.slow
+def test_raw_text_gets_a_tree_per_sentence_and_entities(trained):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the rule-sentence warning
+        doc = trained("Expression of the IL-2 gene was studied in human lymphocytes. "
+                      "STAT3 binds the c-fos promoter in Jurkat cells.")
+    roots = [(s, e) for s, e, _ in _nodes(doc) if not any(a <= s and e <= b and (a, b) != (s, e)
+                                                         for a, b, _ in _nodes(doc))]
+    first_stop = next(t.i for t in doc if t.text == ".")
+    assert roots == [(0, first_stop + 1), (first_stop + 1, len(doc))]
+    assert doc[0:first_stop + 1]._.parse_string.startswith("(S ")
+    ents = {(s.text, s.label_) for s in doc.spans["sc"]}
+    assert ("IL-2 gene", "DNA") in ents and ("IL-2", "protein") in ents
+
+
+def _nodes(doc):
+    from spacy_struct.joint_parser.constituents import constituent_labels
+    return constituent_labels(doc)
+
+
+@pytest.mark.slow
+def test_predictions_round_trip_through_disk_bytes_and_two_processes(trained, tmp_path):
+    texts = [eg.reference.text for eg in _examples(trained, "joint_dev.spacy", limit=12)]
+    before = [d[:]._.parse_string for d in trained.pipe(texts)]
+    trained.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert [d[:]._.parse_string for d in loaded.pipe(texts)] == before
+    again = spacy.blank("en")
+    again.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    again.from_bytes(trained.to_bytes())
+    assert [d[:]._.parse_string for d in again.pipe(texts)] == before
+    assert [d[:]._.parse_string for d in loaded.pipe(texts, n_process=2)] == before
+
+
+@pytest.mark.slow
+def test_settings_given_at_load_time_are_used(trained, tmp_path):
+    trained.to_disk(tmp_path / "nlp")
+    nlp = spacy.load(tmp_path / "nlp", config={"components": {"joint_parser": {"set_ents": True}}})
+    doc = nlp("Expression of the IL-2 gene was studied in human lymphocytes .")
+    assert doc.ents and all(any(e.start == s.start and e.end == s.end for s in doc.spans["sc"]) for e in doc.ents)
+
+
+def test_parse_only_mode_needs_no_entities():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False})
+    examples = _examples(nlp, limit=20)
+    for eg in examples:
+        del eg.reference.spans["sc"]
+    _train(nlp, examples, epochs=1)
+    assert not any("|" in label for label in nlp.get_pipe("joint_parser").labels)
+    doc = nlp("STAT3 binds the c-fos promoter .")
+    assert "sc" not in doc.spans and doc[:]._.labels is not None
+
+
+def test_missing_gold_is_a_clear_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    examples = _examples(nlp, limit=4)
+    del examples[2].reference.spans["sc"]
+    with pytest.raises(ValueError, match=r"example 2 .*no doc.spans\['sc'\]"):
+        nlp.initialize(lambda: examples)
+    bare = Doc(nlp.vocab, words="STAT3 binds DNA".split())
+    no_tree = [Example(Doc(nlp.vocab, words=[t.text for t in bare]), bare)]
+    bare.spans["sc"] = SpanGroup(bare, name="sc", spans=[])
+    with pytest.raises(ValueError, match="have no gold tree"):
+        nlp.initialize(lambda: no_tree)
+
+
+def test_entities_that_cross_a_bracket_are_counted_and_warned_about():
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    ref = Doc(nlp.vocab, words="The IL-2 gene is expressed".split())
+    set_parse(ref, "(S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed)))")
+    ref.spans["sc"] = SpanGroup(ref, name="sc", spans=[Span(ref, 2, 4, label="odd"), Span(ref, 1, 3, label="DNA")])
+    eg = Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+    with pytest.warns(UserWarning, match="cross a bracket"):
+        nlp.initialize(lambda: [eg])
+    nlp.update([eg], sgd=None)
+    assert parser.join_report.crossing == [(2, 4, "odd")] and parser.join_report.runs == 1
+
+
+# ------------------------------------------------------------------ converters
+def test_ptb_converter_reads_trees_over_several_lines(tmp_path):
+    (tmp_path / "x.trees").write_text(
+        "(TOP (S (NP (DT The) (NN cat))\n   (VP (VBD sat)) (. .)))\n\n(TOP (NP (NN -LRB-OH-RRB-)))\n")
+    report = convert_ptb(tmp_path / "x.trees", tmp_path / "x.spacy")
+    assert (report.trees, report.tokens, report.constituents) == (2, 5, 4)
+    docs = list(DocBin().from_disk(tmp_path / "x.spacy").get_docs(spacy.blank("en").vocab))
+    assert [t.text for t in docs[1]] == ["(OH)"] and [t.tag_ for t in docs[0]] == ["DT", "NN", "VBD", "."]
+    assert docs[0][:]._.parse_string == "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
+    (tmp_path / "bad.trees").write_text("(TOP (S (NP (DT The) (NN cat))\n")
+    with pytest.raises(TreebankError, match="bad.trees:1: unbalanced"):
+        convert_ptb(tmp_path / "bad.trees", tmp_path / "bad.spacy")
+
+
+def test_joint_jsonl_converter_keeps_every_entity_and_counts_what_the_tree_cannot_hold(tmp_path):
+    record = {"tokens": ["The", "IL-2", "gene", "is", "expressed"], "tags": ["DT", "NN", "NN", "VBZ", "VBN"],
+              "tree": "(TOP (S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed))))",
+              "spans": [{"start": 1, "end": 3, "label": "DNA"}, {"start": 1, "end": 2, "label": "protein"},
+                        {"start": 2, "end": 4, "label": "odd"}, {"start": 0, "end": 3, "label": "DNA"}],
+              "n_unaligned_spans": 2}
+    (tmp_path / "x.jsonl").write_text(json.dumps(record) + "\n")
+    report = convert_joint_jsonl(tmp_path / "x.jsonl", tmp_path / "x.spacy")
+    j = report.joined
+    assert (report.entities, j.constituents, j.words, j.runs, len(j.crossing)) == (4, 1, 1, 1, 1)
+    assert report.unaligned_upstream == 2 and "1 cross a bracket" in " ".join(report.lines())
+    doc = list(DocBin().from_disk(tmp_path / "x.spacy").get_docs(spacy.blank("en").vocab))[0]
+    assert len(doc.spans["sc"]) == 4  # all kept, the crossing one too
+    assert constituents(tree_of(doc, 0, 5)) == constituents(parse_brackets(record["tree"]).root)
+    record["tokens"][1] = "IL-4"
+    (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
+    with pytest.raises(TreebankError, match="bad.jsonl:1: word 1 of the tree is 'IL-2', the token is 'IL-4'"):
+        convert_joint_jsonl(tmp_path / "bad.jsonl", tmp_path / "bad.spacy")
