@@ -6,10 +6,12 @@ boundaries into its sentences with `Span.as_doc`, which keeps neither
 boundary, so a one-word sentence ("Abstract", "Results") loses its gold
 spans and segments even when the corpus stores one sentence per Doc, as the
 CRAFT and spans-jsonl converters do. This reader keeps each Doc whole: the
-predicted Doc gets the corpus's tokens and spaces (what `gold_preproc`
-means for tokens), the reference keeps everything it holds, and a Doc with
-several sentences stays one example (the structured components read the
-sentences from the reference).
+predicted Doc gets the corpus's tokens and spaces and its sentences (what
+`gold_preproc` means): the reference's sentence boundaries when it has
+them, else the whole Doc as one sentence, so a component that cuts a Doc
+without boundaries by rule never cuts a gold sentence at an inner full stop.
+The reference keeps everything it holds, and a Doc with several sentences
+stays one example.
 """
 from __future__ import annotations
 
@@ -31,7 +33,11 @@ class SentenceDocs(Corpus):
             if len(reference):
                 words = [token.text for token in reference]
                 spaces = [bool(token.whitespace_) for token in reference]
-                yield Example(Doc(nlp.vocab, words=words, spaces=spaces), reference)
+                if reference.has_annotation("SENT_START"):
+                    starts = [bool(token.is_sent_start) for token in reference]
+                else:
+                    starts = [True] + [False] * (len(reference) - 1)
+                yield Example(Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=starts), reference)
 
 
 @registry.readers("spacy_struct.SentenceDocs.v1")
