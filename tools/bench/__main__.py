@@ -4,6 +4,8 @@ python -m tools.bench structs [--sizes 10 20 40 80] [--output FILE [--section NA
 python -m tools.bench train CONFIG OUTPUT [--key.path value ...]
 python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE [--section NAME]]
 python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE [--section NAME]]
+python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
+python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
 data, split, budget and machine it was measured on) replaces the block
@@ -62,7 +64,24 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = sub.add_parser("joint", help="constituency parsers and joint models side by side on dev")
+    p.add_argument("dev", type=Path, help=".spacy file with the gold trees (and entities)")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR or LABEL=supar:MODEL_FILE")
+    p.add_argument("--spans-key", default="sc")
+    p.add_argument("--supar-bin", type=Path, default=Path(".venvs/supar/bin/crf-con"))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--title", default="")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
+    p = sub.add_parser("trees", help="the gold trees of a .spacy file as PTB lines")
+    p.add_argument("input", type=Path)
+    p.add_argument("output", type=Path)
     args, extra = parser.parse_known_args(argv)
+    if args.what == "trees":
+        from .joint import write_trees
+
+        print(f"{write_trees(args.input, args.output)} trees -> {args.output}")
+        return 0
     if args.what == "train":
         from spacy.cli._util import parse_config_overrides
 
@@ -73,7 +92,7 @@ def main(argv=None) -> int:
         return 0
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.what in ("parse", "spans", "segments"):
+    if args.what in ("parse", "spans", "segments", "joint"):
         from .systems import parse_spec
 
         systems = [parse_spec(s) for s in args.systems]
@@ -82,6 +101,11 @@ def main(argv=None) -> int:
 
             n_words, n_sents = evaluate(systems, args.dev, args.repeats, raw=args.raw)
             table = format_table(systems, raw=args.raw)
+        elif args.what == "joint":
+            from .joint import evaluate, format_table
+
+            n_words, n_sents = evaluate(systems, args.dev, args.repeats, args.spans_key, args.supar_bin)
+            table = format_table(systems, args.spans_key)
         elif args.what == "segments":
             from .segments import evaluate, format_table
 
@@ -95,8 +119,12 @@ def main(argv=None) -> int:
         condition = ("raw text: each system's own tokenizer (and sentences), scored through "
                      "spaCy's alignment to the gold tokens" if getattr(args, "raw", False)
                      else "gold tokenization and sentences")
+        speed = (f"Speed: best of {args.repeats} passes, tok2vec included"
+                 if args.what != "joint" else
+                 f"Speed: prediction alone, single-threaded, ours the best of {args.repeats} passes "
+                 f"of nlp.pipe, SuPar's as its predict logs it (torch threads 1)")
         machine = (f"Data: {args.dev}, {n_sents} docs, {n_words} gold words; {condition}. "
-                   f"Speed: best of {args.repeats} passes, tok2vec included. "
+                   f"{speed}. "
                    f"Budget: the training column. {machine_line()}")
         text = (f"#### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"
         print(text)

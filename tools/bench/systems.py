@@ -44,11 +44,16 @@ class System:
 def parse_spec(spec: str) -> System:
     """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]
     [,COMPONENT.SETTING=VALUE]: the last sets a component's setting at load
-    time (`spacy.load(path, config=...)`), e.g. overlap_segmenter.threshold=-1."""
+    time (`spacy.load(path, config=...)`), e.g. overlap_segmenter.threshold=-1.
+    LABEL=supar:MODEL_FILE names a SuPar model (the joint bench runs it)."""
     label, _, rest = spec.partition("=")
     if not rest:
         raise ValueError(f"expected LABEL=PATH[,decoder=...][,gold_tags], got {spec!r}")
     path, *options = rest.split(",")
+    if path.startswith("supar:"):
+        if not Path(path[len("supar:"):]).is_file():
+            raise ValueError(f"no SuPar model file {path[len('supar:'):]!r} in {spec!r}")
+        return System(label, Path(path))
     if not Path(path).is_dir():
         raise ValueError(f"no pipeline directory {path!r} in {spec!r} (a label cannot contain '=')")
     system = System(label, Path(path))

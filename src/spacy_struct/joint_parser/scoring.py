@@ -64,10 +64,13 @@ def score_constituents(examples: Iterable[Example]) -> Dict[str, object]:
     }
 
 
-def score_joint(examples: Iterable[Example], spans_key: str = "sc", **kwargs) -> Dict[str, object]:
+def score_joint(examples: Iterable[Example], spans_key: str = "sc", ner: bool = True,
+                **kwargs) -> Dict[str, object]:
+    """Bracket scores, and with `ner` the entity scores (the component's
+    settings arrive as keyword arguments, as spaCy passes a pipe's cfg)."""
     examples = list(examples)
     scores = score_constituents(examples)
-    if any(spans_key in eg.reference.spans for eg in examples):
+    if ner and any(spans_key in eg.reference.spans for eg in examples):
         scores.update(score_nested_spans(examples, spans_key))
     return scores
 

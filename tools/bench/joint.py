@@ -1,0 +1,170 @@
+"""Constituency parsers and joint parse + entity models side by side on dev.
+
+Systems are spaCy pipelines (LABEL=PIPELINE_DIR: joint_parser with or
+without entities, or a pipeline of joint_parser and nested_ner) and SuPar's
+CRF constituency parser (LABEL=supar:MODEL_FILE, run by its own `crf-con`
+in the virtual environment the workflow made, `--supar-bin`). Every system
+parses the same dev sentences with the gold tokens; every tree is scored by
+the same function (`spacy_struct.joint_parser.evalb`, evalb with
+COLLINS.prm, the reference's tags deciding what it deletes) and every
+entity set by spaCy's span scorer (`score_nested_spans`).
+
+Speed: sentences per second of the prediction alone, single-threaded on
+both sides (OPENBLAS_NUM_THREADS=1 for ours, `crf-con -t 1` for SuPar):
+ours the best of `repeats` passes of `nlp.pipe`, SuPar's the figure its
+`predict` logs for its own pass (model loading excluded on both sides).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from .systems import System, load_system, training_summary
+
+
+def write_trees(spacy_file: Path, output: Path) -> int:
+    """The gold trees of a .spacy file as PTB lines (with tags): what SuPar
+    reads. RETURNS the number of trees."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_struct.joint_parser.constituents import tree_of
+    from spacy_struct.joint_parser.trees import to_brackets
+
+    nlp = spacy.blank("en")
+    lines = []
+    for doc in DocBin().from_disk(spacy_file).get_docs(nlp.vocab):
+        lines.append(to_brackets(tree_of(doc, 0, len(doc)), [t.text for t in doc], [t.tag_ for t in doc]))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("".join(line + "\n" for line in lines), encoding="utf8")
+    return len(lines)
+
+
+def _gold_docs(nlp, examples):
+    from spacy.tokens import Doc
+
+    return [Doc(nlp.vocab, words=[t.text for t in eg.reference],
+                spaces=[bool(t.whitespace_) for t in eg.reference],
+                sent_starts=[True] + [False] * (len(eg.reference) - 1)) for eg in examples]
+
+
+def _score_trees(examples, predicted_constituents) -> dict:
+    from spacy_struct.joint_parser.constituents import constituent_labels
+    from spacy_struct.joint_parser.evalb import COLLINS, score_brackets
+
+    triples = []
+    for eg, test in zip(examples, predicted_constituents):
+        gold = [(s, e, label) for s, e, labels in constituent_labels(eg.reference) for label in labels]
+        triples.append((gold, test, [t.tag_ or None for t in eg.reference]))
+    counts = score_brackets(triples, COLLINS)
+    return {"constituents_p": counts.precision, "constituents_r": counts.recall, "constituents_f": counts.f}
+
+
+def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> None:
+    from spacy.training import Example
+
+    from spacy_struct.joint_parser.constituents import constituent_labels
+    from spacy_struct.nested_ner.scoring import score_nested_spans
+
+    nlp = system.nlp
+    for _ in range(repeats):
+        docs = _gold_docs(nlp, examples)
+        start = time.perf_counter()
+        parsed = list(nlp.pipe(docs, batch_size=256))
+        system.best_time = min(system.best_time, time.perf_counter() - start)
+    trees = [[(s, e, label) for s, e, labels in constituent_labels(d) for label in labels] for d in parsed]
+    system.scores = _score_trees(examples, trees)
+    if any(spans_key in d.spans for d in parsed):
+        pairs = [Example(d, eg.reference) for d, eg in zip(parsed, examples)]
+        system.scores.update(score_nested_spans(pairs, spans_key=spans_key))
+    system.scores["sents_per_second"] = len(examples) / system.best_time
+
+
+def _run_supar(system: System, examples, dev: Path, supar_bin: Path) -> None:
+    from spacy_struct.joint_parser.trees import constituents, parse_brackets
+
+    with tempfile.TemporaryDirectory() as tmp:
+        gold_file, pred_file = Path(tmp) / "dev.pid", Path(tmp) / "pred.pid"
+        write_trees(dev, gold_file)
+        env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+        out = subprocess.run(
+            [str(supar_bin), "predict", "-d", "-1", "-t", "1", "-p", str(system.path),
+             "--data", str(gold_file), "--pred", str(pred_file)],
+            capture_output=True, text=True, env=env,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"SuPar's predict failed:\n{out.stderr[-2000:]}")
+        speed = re.findall(r"([\d.]+) Sents/s", out.stderr + out.stdout)
+        lines = [line for line in pred_file.read_text(encoding="utf8").splitlines() if line.strip()]
+    if len(lines) != len(examples):
+        raise RuntimeError(f"SuPar predicted {len(lines)} trees for {len(examples)} sentences")
+    trees = [constituents(parse_brackets(line, f"SuPar tree {k}").root) for k, line in enumerate(lines)]
+    system.scores = _score_trees(examples, trees)
+    system.scores["sents_per_second"] = float(speed[-1]) if speed else None
+
+
+def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, spans_key: str = "sc",
+             supar_bin: Optional[Path] = None):
+    import spacy
+    from spacy.training import Corpus
+
+    examples = None
+    for system in systems:
+        if str(system.path).startswith("supar:"):
+            continue
+        load_system(system)
+        if examples is None:
+            examples = list(Corpus(dev, gold_preproc=True)(system.nlp))
+    if examples is None:
+        examples = list(Corpus(dev, gold_preproc=True)(spacy.blank("en")))
+    for system in systems:
+        if str(system.path).startswith("supar:"):
+            system.path = Path(str(system.path)[len("supar:"):])
+            _run_supar(system, examples, dev, supar_bin or Path(".venvs/supar/bin/crf-con"))
+            system.path = Path("supar:" + str(system.path))
+        else:
+            _run_pipeline(system, examples, repeats, spans_key)
+    return sum(len(eg.reference) for eg in examples), len(examples)
+
+
+def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
+    pct = lambda x: "-" if x is None else f"{100 * x:.1f}"
+    k = f"spans_{spans_key}"
+    base = systems[0].scores.get("sents_per_second")
+    lines = [
+        "| system | parse P | parse R | parse F1 | entity P | entity R | entity F1 | sentences/s "
+        "| speed vs first | training |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in systems:
+        sc = s.scores
+        speed = sc.get("sents_per_second")
+        ratio = f"{speed / base:.2f}x" if speed and base else "-"
+        lines.append(
+            f"| {s.label} | {pct(sc['constituents_p'])} | {pct(sc['constituents_r'])} "
+            f"| {pct(sc['constituents_f'])} | {pct(sc.get(f'{k}_p'))} | {pct(sc.get(f'{k}_r'))} "
+            f"| {pct(sc.get(f'{k}_f'))} | {'-' if not speed else f'{speed:,.0f}'} | {ratio} "
+            f"| {_training(s)} |"
+        )
+    return "\n".join(lines)
+
+
+def _training(system: System) -> str:
+    if str(system.path).startswith("supar:"):
+        log = Path(str(system.path)[len("supar:"):] + ".train.log")
+        if not log.exists():
+            return "-"
+        text = log.read_text(encoding="utf8", errors="replace")
+        epochs = re.findall(r"Epoch (\d+) / (\d+):", text)
+        elapsed = re.findall(r"(\d+):(\d+):([\d.]+)s elapsed", text)
+        done = f"{epochs[-1][0]} epochs" if epochs else "?"
+        if elapsed:
+            h, m, s = elapsed[-1]
+            return f"{done}, {(int(h) * 3600 + int(m) * 60 + float(s)) / 60:.1f} min"
+        return done
+    return training_summary(system)
