@@ -74,6 +74,7 @@ def test_raw_text_gets_a_tree_per_sentence_and_entities(trained):
                                                          for a, b, _ in _nodes(doc))]
     first_stop = next(t.i for t in doc if t.text == ".")
     assert roots == [(0, first_stop + 1), (first_stop + 1, len(doc))]
+    assert [(s.start, s.end) for s in doc.sents] == roots  # the parsed sentences become the doc's
     assert doc[0:first_stop + 1]._.parse_string.startswith("(S ")
     ents = {(s.text, s.label_) for s in doc.spans["sc"]}
     assert ("IL-2 gene", "DNA") in ents and ("IL-2", "protein") in ents

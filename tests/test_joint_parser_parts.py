@@ -208,3 +208,20 @@ def test_a_tree_that_does_not_fit_the_tokens_is_refused():
         set_parse(doc, "(S (NP (DT The) (NN dog)) (VP (VBD sat)))")
     with pytest.raises(TreeFormatError, match="2 words and the text 3 tokens"):
         set_parse(doc, "(S (NP (DT The) (NN cat)))")
+
+
+def test_trees_are_drawn_with_their_labels_and_entities():
+    from spacy.tokens import Span, SpanGroup
+
+    from spacy_struct.joint_parser import render_trees
+
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="The IL-2 gene is expressed in cells .".split())
+    with pytest.raises(ValueError, match="no constituency parse"):
+        render_trees(doc[:])
+    set_parse(doc, TREE)
+    doc.spans["sc"] = SpanGroup(doc, name="sc", spans=[Span(doc, 1, 3, "DNA"), Span(doc, 1, 2, "protein")])
+    svg = render_trees(doc[:])
+    assert svg.startswith("<svg") and svg.count("<text") == 8 + 8 + 6 + 2  # words, tags, phrases, entities
+    assert ">PP<" in svg and ">DNA<" in svg and ">protein<" in svg
+    assert render_trees(doc[:], page=True).startswith("<!DOCTYPE html>")

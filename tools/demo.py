@@ -1,6 +1,6 @@
 """The demo job: train each component, run it on raw text, render it with displaCy.
 
-python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments]
+python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments|joint]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
   for a short budget (1 epoch); otherwise on the embedded sample corpus.
@@ -17,6 +17,12 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
   its number (overlap_segmenter.html).
+- joint: with the GENIA Treebank joint files in the data directory,
+  joint_parser trains on 3,000 of its sentences for a short budget (300
+  steps); otherwise on the embedded joint sample. It parses a few raw
+  sentences into constituency trees with the entities in them, prints
+  their brackets, and draws the trees with the entities marked
+  (joint_parser.html).
 """
 from __future__ import annotations
 
@@ -37,6 +43,12 @@ SEGMENT_SENTENCES = (
     "BMP2 and BMP4 genes regulate apoptosis in chondrocytes.",
     "Shh is expressed in the limb bud of mice.",
     "Retinoic acid induces differentiation of neurons.",
+)
+
+# Raw text for the joint parser: trees with entities inside them.
+JOINT_SENTENCES = (
+    "Expression of the IL-2 gene was studied in human lymphocytes.",
+    "STAT3 binds the c-fos promoter in Jurkat cells.",
 )
 
 SENTENCES = (
@@ -163,12 +175,53 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
     print(f"wrote {output / 'overlap_segmenter.html'}")
 
 
+def demo_joint(data_dir: Path, output: Path, training: Path) -> None:
+    import spacy
+
+    from .bench.systems import timed_train
+    from spacy_struct.convert.treebanks import convert_joint_jsonl
+    from spacy_struct.joint_parser import render_trees
+
+    gtb = data_dir / "genia_treebank"
+    if (gtb / "joint_train.jsonl.gz").exists() and (gtb / "joint_dev.jsonl").exists():
+        print(f"joint_parser: training on 3,000 GENIA Treebank sentences from {gtb} (300 steps)")
+        corpus = Path("corpus/genia_treebank")
+        for split, name in (("train", "joint_train.jsonl.gz"), ("dev", "joint_dev.jsonl")):
+            if not (corpus / f"{split}.spacy").exists():
+                convert_joint_jsonl(gtb / name, corpus / f"{split}.spacy")
+        config = Path("configs/joint_parser_genia.cfg")
+        overrides = {"training.max_steps": 300, "training.eval_frequency": 300,
+                     "corpora.train.limit": 3000, "corpora.dev.limit": 300}
+    else:
+        print("joint_parser: the GENIA Treebank joint files not found, training on the embedded joint sample")
+        for split in ("train", "dev"):
+            if not Path(f"corpus/sample/joint_{split}.spacy").exists():
+                convert_joint_jsonl(Path(f"corpus/sample/sample-joint-{split}.jsonl"),
+                                    Path(f"corpus/sample/joint_{split}.spacy"))
+        config, overrides = Path("configs/joint_parser_sample.cfg"), {}
+    info = timed_train(config, training, overrides)
+    print(f"trained in {info['seconds'] / 60:.1f} min")
+
+    nlp = spacy.load(training / "model-best")
+    docs = list(nlp.pipe(JOINT_SENTENCES))
+    for doc in docs:
+        for sent in doc.sents:
+            print(sent._.parse_string)
+        for span in doc.spans["sc"]:
+            print(f"  [{span.label_}] {span.text}")
+    output.mkdir(parents=True, exist_ok=True)
+    page = render_trees([sent for doc in docs for sent in doc.sents], page=True)
+    (output / "joint_parser.html").write_text(page, encoding="utf8")
+    print(f"wrote {output / 'joint_parser.html'}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--output", type=Path, default=Path("displacy"))
     parser.add_argument("--training", type=Path, default=Path("training/demo"))
-    parser.add_argument("--only", choices=("parse", "nested", "segments"), help="run one component's demo")
+    parser.add_argument("--only", choices=("parse", "nested", "segments", "joint"),
+                        help="run one component's demo")
     args = parser.parse_args(argv)
     if args.only in (None, "parse"):
         demo_parse(args.data_dir, args.output, args.training / "mst_parser")
@@ -176,6 +229,8 @@ def main(argv=None) -> int:
         demo_nested(args.data_dir, args.output, args.training / "nested_ner")
     if args.only in (None, "segments"):
         demo_segments(args.data_dir, args.output, args.training / "overlap_segmenter")
+    if args.only in (None, "joint"):
+        demo_joint(args.data_dir, args.output, args.training / "joint_parser")
     return 0
 
 

@@ -9,11 +9,14 @@ tree (Finkel & Manning 2009).
 - `evalb.py`: labeled bracket scores exactly as evalb with COLLINS.prm.
 - `component.py`: the span scorer and CKY over labeled binary trees.
 - `scoring.py`: evalb brackets and entity spans of a pipeline's output.
+- `render.py`: trees drawn as SVG, entities marked (displaCy has no
+  constituency style).
 """
 from .component import DEFAULT_JOINT_PARSER_MODEL, JointParser, make_joint_parser
 from .constituents import NonConstituentError, set_parse, tree_of
 from .evalb import COLLINS, BracketCounts, EvalbParams, score_brackets
 from .joint import JoinReport, entities_of, join_entities
+from .render import render_trees
 from .scoring import make_joint_parser_scorer, score_constituents, score_joint
 from .trees import Node, ParsedTree, TreeFormatError, parse_brackets, to_brackets
 
@@ -21,6 +24,6 @@ __all__ = [
     "DEFAULT_JOINT_PARSER_MODEL", "JointParser", "make_joint_parser", "make_joint_parser_scorer",
     "score_constituents", "score_joint",
     "COLLINS", "BracketCounts", "EvalbParams", "JoinReport", "Node", "NonConstituentError",
-    "ParsedTree", "TreeFormatError", "entities_of", "join_entities", "parse_brackets",
+    "ParsedTree", "TreeFormatError", "entities_of", "render_trees", "join_entities", "parse_brackets",
     "score_brackets", "set_parse", "to_brackets", "tree_of",
 ]

@@ -172,7 +172,8 @@ class JointParser(StructuredComponent):
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write each sentence's tree to the doc (constituents.py) and the
         entities to `doc.spans[spans_key]` (outermost to `doc.ents` with
-        `set_ents`).
+        `set_ents`). A doc that came without sentence boundaries gets the
+        sentences it was parsed in, as spaCy's parser sets them.
 
         docs: the docs that were parsed.
         predictions: what `predict` returned for them.
@@ -181,8 +182,12 @@ class JointParser(StructuredComponent):
         docs = list(docs)
         labels = [EMPTY] + [parse_chart_label(name) for name in self.labels]
         found: List[List[Tuple[int, int, str]]] = [[] for _ in docs]
+        unsegmented = {i for i, doc in enumerate(docs) if not doc.has_annotation("SENT_START")}
         for (doc_i, start, end), rows in zip(batch.sents, charts):
             doc = docs[doc_i]
+            if doc_i in unsegmented:  # the sentences it parsed become the doc's
+                for k in range(start, end):
+                    doc[k].is_sent_start = k == start
             root = chart_to_tree([(int(s), int(e), labels[int(l)]) for s, e, l in rows], end - start)
             write_nodes(doc, start, end, tree_nodes(without_entities(root), start, end))
             if self.cfg["ner"]:
