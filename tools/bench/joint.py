@@ -9,6 +9,11 @@ the same function (`spacy_struct.joint_parser.evalb`, evalb with
 COLLINS.prm, the reference's tags deciding what it deletes) and every
 entity set by spaCy's span scorer (`score_nested_spans`).
 
+When `SPACY_STRUCT_EVALB` names a C evalb binary, every system's predicted
+trees are also written to a file and scored by it with COLLINS.prm, and
+the bench stops unless its bracketing F equals ours (the check of the
+scorer on full dev prediction files).
+
 Speed: sentences per second of the prediction alone, single-threaded on
 both sides (OPENBLAS_NUM_THREADS=1 for ours, `crf-con -t 1` for SuPar):
 ours the best of `repeats` passes of `nlp.pipe`, SuPar's the figure its
@@ -53,6 +58,11 @@ def _gold_docs(nlp, examples):
                 sent_starts=[True] + [False] * (len(eg.reference) - 1)) for eg in examples]
 
 
+COLLINS_PRM = ("DEBUG 0\nMAX_ERROR 10\nCUTOFF_LEN 40\nLABELED 1\n"
+               + "".join(f"DELETE_LABEL {x}\n" for x in ["TOP", "-NONE-", ",", ":", "``", "''", "."])
+               + "DELETE_LABEL_FOR_LENGTH -NONE-\nEQ_LABEL ADVP PRT\n")
+
+
 def _score_trees(examples, predicted_constituents) -> dict:
     from spacy_struct.joint_parser.constituents import constituent_labels
     from spacy_struct.joint_parser.evalb import COLLINS, score_brackets
@@ -62,7 +72,30 @@ def _score_trees(examples, predicted_constituents) -> dict:
         gold = [(s, e, label) for s, e, labels in constituent_labels(eg.reference) for label in labels]
         triples.append((gold, test, [t.tag_ or None for t in eg.reference]))
     counts = score_brackets(triples, COLLINS)
-    return {"constituents_p": counts.precision, "constituents_r": counts.recall, "constituents_f": counts.f}
+    scores = {"constituents_p": counts.precision, "constituents_r": counts.recall, "constituents_f": counts.f}
+    if os.environ.get("SPACY_STRUCT_EVALB"):
+        scores["evalb_f"] = _c_evalb(examples, triples, os.environ["SPACY_STRUCT_EVALB"])
+        if f"{100 * scores['evalb_f']:.2f}" != f"{100 * counts.f:.2f}":
+            raise RuntimeError(f"the C evalb gives F {100 * scores['evalb_f']:.2f}, ours {100 * counts.f:.2f}")
+    return scores
+
+
+def _c_evalb(examples, triples, binary: str) -> float:
+    """Bracketing F of the C evalb (COLLINS.prm) on the same trees."""
+    from spacy_struct.joint_parser.trees import to_brackets, tree_from_constituents
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {name: Path(tmp) / name for name in ("gold", "test", "COLLINS.prm")}
+        files["COLLINS.prm"].write_text(COLLINS_PRM)
+        for name, k in (("gold", 0), ("test", 1)):
+            with open(files[name], "w", encoding="utf8") as f:
+                for eg, triple in zip(examples, triples):
+                    words, tags = [t.text for t in eg.reference], [t.tag_ for t in eg.reference]
+                    f.write(to_brackets(tree_from_constituents(triple[k], len(words)), words, tags) + "\n")
+        out = subprocess.run([binary, "-p", str(files["COLLINS.prm"]), str(files["gold"]), str(files["test"])],
+                             capture_output=True, text=True, check=True).stdout
+    summary = out[out.index("-- All --"):]
+    return float(re.search(r"Bracketing FMeasure\s+=\s+([\d.]+)", summary).group(1)) / 100
 
 
 def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> None:
@@ -151,6 +184,10 @@ def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
             f"| {pct(sc.get(f'{k}_f'))} | {'-' if not speed else f'{speed:,.0f}'} | {ratio} "
             f"| {_training(s)} |"
         )
+    checked = [f"{s.label} {100 * s.scores['evalb_f']:.2f}" for s in systems if "evalb_f" in s.scores]
+    if checked:
+        lines += ["", "The C evalb (COLLINS.prm) on the same predicted trees gives the same parse F1 "
+                  "to two decimals: " + "; ".join(checked) + "."]
     return "\n".join(lines)
 
 
