@@ -133,6 +133,16 @@ def test_missing_gold_is_a_clear_error():
         nlp.initialize(lambda: no_tree)
 
 
+def test_a_gold_tree_cut_by_the_rule_for_long_docs_is_a_clear_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False, "max_unsegmented_length": 3})
+    ref = Doc(nlp.vocab, words="Cells grew . and died".split())  # one tree, a full stop inside
+    set_parse(ref, "(S (S (NNS Cells) (VBD grew)) (. .) (CC and) (S (VBD died)))")
+    eg = Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+    with pytest.raises(ValueError, match="crosses the sentence boundary at token 3.*max_unsegmented_length"):
+        nlp.initialize(lambda: [eg])
+
+
 def test_entities_that_cross_a_bracket_are_counted_and_warned_about():
     nlp = spacy.blank("en")
     parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})

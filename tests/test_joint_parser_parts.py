@@ -41,12 +41,35 @@ def test_brackets_are_read_with_words_tags_and_escapes():
     ("(S (NP (DT The) (NN cat))", "too many '('"),
     ("(S (NP (DT The)))) (NN x)", "text after the tree"),
     ("", "empty"),
-    ("(S ())", "without words"),
+    ("(S ())", "not a tree"),
+    (")", "a ')' opens nothing"),
+    ("word", "not a tree"),
     ("(S ((DT The) (NN cat)))", "without a label"),
 ])
 def test_broken_brackets_raise_naming_the_problem(text, problem):
     with pytest.raises(TreeFormatError, match=re.escape(problem)):
         parse_brackets(text, "line 3")
+
+
+def test_untagged_words_are_written_so_that_they_read_back():
+    tree = parse_brackets("(TOP (S (NP (NNS Dogs)) (VP (VBP bark) (ADVP (RB loudly)))))")
+    tree.tags = [None, None, None]  # as a doc without a tagger has them
+    assert constituents(tree.root) == [(0, 3, "S"), (0, 1, "NP"), (1, 3, "VP"), (2, 3, "ADVP")]
+    text = to_brackets(tree.root, tree.words, tree.tags)
+    assert text == "(TOP (S (NP ( Dogs)) (VP ( bark) (ADVP ( loudly)))))"
+    back = parse_brackets(text)
+    assert back.words == tree.words and back.tags == tree.tags
+    assert constituents(back.root) == constituents(tree.root)
+
+
+def test_a_wrapper_over_several_trees_is_an_unlabeled_root_and_separators_are_refused():
+    tree = parse_brackets("(TOP (NP (NN Results)) (. :))")
+    assert tree.root.label == "" and constituents(tree.root) == [(0, 1, "NP")]
+    assert parse_brackets("(TOP (NN Abstract))").root is None
+    assert tree_to_chart(None, 1) == [(0, 0, EMPTY)]
+    bad = parse_brackets("(S (ADVP|PRT (RB up)) (VP (VB go)))")
+    with pytest.raises(TreeFormatError, match="ADVP|PRT"):
+        tree_to_chart(bad.root, 2)
 
 
 def _random_tree(rng: random.Random, n: int) -> Node:

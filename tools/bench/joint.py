@@ -64,12 +64,12 @@ COLLINS_PRM = ("DEBUG 0\nMAX_ERROR 10\nCUTOFF_LEN 40\nLABELED 1\n"
 
 
 def _score_trees(examples, predicted_constituents) -> dict:
-    from spacy_struct.joint_parser.constituents import constituent_labels
+    from spacy_struct.joint_parser.constituents import brackets
     from spacy_struct.joint_parser.evalb import COLLINS, score_brackets
 
     triples = []
     for eg, test in zip(examples, predicted_constituents):
-        gold = [(s, e, label) for s, e, labels in constituent_labels(eg.reference) for label in labels]
+        gold = brackets(eg.reference)
         triples.append((gold, test, [t.tag_ or None for t in eg.reference]))
     counts = score_brackets(triples, COLLINS)
     scores = {"constituents_p": counts.precision, "constituents_r": counts.recall, "constituents_f": counts.f}
@@ -101,7 +101,7 @@ def _c_evalb(examples, triples, binary: str) -> float:
 def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> None:
     from spacy.training import Example
 
-    from spacy_struct.joint_parser.constituents import constituent_labels
+    from spacy_struct.joint_parser.constituents import brackets
     from spacy_struct.nested_ner.scoring import score_nested_spans
 
     nlp = system.nlp
@@ -110,7 +110,7 @@ def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> Non
         start = time.perf_counter()
         parsed = list(nlp.pipe(docs, batch_size=256))
         system.best_time = min(system.best_time, time.perf_counter() - start)
-    trees = [[(s, e, label) for s, e, labels in constituent_labels(d) for label in labels] for d in parsed]
+    trees = [brackets(d) for d in parsed]
     system.scores = _score_trees(examples, trees)
     if any(spans_key in d.spans for d in parsed):
         pairs = [Example(d, eg.reference) for d, eg in zip(parsed, examples)]
@@ -136,7 +136,11 @@ def _run_supar(system: System, examples, dev: Path, supar_bin: Path) -> None:
         lines = [line for line in pred_file.read_text(encoding="utf8").splitlines() if line.strip()]
     if len(lines) != len(examples):
         raise RuntimeError(f"SuPar predicted {len(lines)} trees for {len(examples)} sentences")
-    trees = [constituents(parse_brackets(line, f"SuPar tree {k}").root) for k, line in enumerate(lines)]
+    parsed = [parse_brackets(line, f"SuPar tree {k}") for k, line in enumerate(lines)]
+    for k, (tree, eg) in enumerate(zip(parsed, examples)):
+        if tree.words != [t.text for t in eg.reference]:
+            raise RuntimeError(f"SuPar's tree {k} is over other words than the reference's sentence {k}")
+    trees = [constituents(tree.root) for tree in parsed]
     system.scores = _score_trees(examples, trees)
     system.scores["sents_per_second"] = float(speed[-1]) if speed else None
 

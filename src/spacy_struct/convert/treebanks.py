@@ -101,7 +101,7 @@ def tree_doc(nlp, tree: ParsedTree, tags: Optional[Sequence[str]] = None) -> Doc
     words = tree.words
     doc = Doc(nlp.vocab, words=words, spaces=[True] * (len(words) - 1) + [False],
               tags=list(tags) if tags is not None else [t or "" for t in tree.tags])
-    write_nodes(doc, 0, len(doc), tree_nodes(tree.root, 0, len(doc)))
+    write_nodes(doc, [(0, len(doc), tree_nodes(tree.root, 0, len(doc)))])
     return doc
 
 
@@ -154,8 +154,11 @@ def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: s
             except TreeFormatError as err:
                 raise TreebankError(str(err)) from None
             tree.words = list(tokens)
+            tags = record.get("tags")
+            if tags is not None and len(tags) != len(tokens):
+                raise TreebankError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
             _count_tree(report, tree)
-            doc = tree_doc(nlp, tree, record.get("tags"))
+            doc = tree_doc(nlp, tree, tags)
             entities = []
             for k, span in enumerate(spans):
                 try:

@@ -35,9 +35,11 @@ from thinc.api import Model
 from ..models import SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, factory_config
 from ..structs.spans import SpanTrees, outermost
-from .constituents import tree_nodes, tree_of, write_nodes
+from .constituents import brackets, tree_nodes, tree_of, write_nodes
 from .joint import JoinReport, entities_of, join_entities
-from .trees import EMPTY, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities
+from .trees import (
+    EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
+)
 
 DEFAULT_JOINT_PARSER_MODEL = default_model_config("""
 [model]
@@ -51,9 +53,6 @@ attention = true
 
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 JOINT_PARSER_DEFAULTS: Dict[str, Any] = {"ner": True, "spans_key": "sc", "set_ents": False}
-
-#: separates a chart label's chain from its entity type
-ENTITY_SEPARATOR = "|"
 
 
 def chart_label_name(label: ChartLabel) -> str:
@@ -70,7 +69,7 @@ def parse_chart_label(name: str) -> ChartLabel:
 
 @Language.factory(
     "joint_parser",
-    assigns=["doc.spans", "doc.ents"],
+    assigns=["doc.spans", "doc.ents", "token.is_sent_start"],
     default_config=factory_config(
         DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1"
     ),
@@ -162,12 +161,18 @@ class JointParser(StructuredComponent):
 
         RETURNS: (the SentenceBatch, (start, end inclusive, label id) rows
             per sentence, the 2n - 1 spans of its binary tree; label 0 is
-            the empty label, label k > 0 is `labels[k - 1]`).
+            the empty label, label k > 0 is `labels[k - 1]`). The whole
+            sentence always gets a label, as benepar forces a root
+            constituent, so every sentence reads as one tree.
         """
         _, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, []
-        return batch, self.structure.argmax([_with_empty_label(s) for s in scores])
+        charts = [_with_empty_label(s) for s in scores]
+        for chart in charts:  # a sentence is a constituent: its span gets a label
+            if chart.shape[0]:
+                chart[0, -1, 0] = -np.inf
+        return batch, self.structure.argmax(charts)
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write each sentence's tree to the doc (constituents.py) and the
@@ -182,6 +187,7 @@ class JointParser(StructuredComponent):
         docs = list(docs)
         labels = [EMPTY] + [parse_chart_label(name) for name in self.labels]
         found: List[List[Tuple[int, int, str]]] = [[] for _ in docs]
+        trees: List[list] = [[] for _ in docs]
         unsegmented = {i for i, doc in enumerate(docs) if not doc.has_annotation("SENT_START")}
         for (doc_i, start, end), rows in zip(batch.sents, charts):
             doc = docs[doc_i]
@@ -189,9 +195,11 @@ class JointParser(StructuredComponent):
                 for k in range(start, end):
                     doc[k].is_sent_start = k == start
             root = chart_to_tree([(int(s), int(e), labels[int(l)]) for s, e, l in rows], end - start)
-            write_nodes(doc, start, end, tree_nodes(without_entities(root), start, end))
+            trees[doc_i].append((start, end, tree_nodes(without_entities(root), start, end)))
             if self.cfg["ner"]:
                 found[doc_i].extend((start + s, start + e, t) for s, e, t in entities_of(root))
+        for doc, doc_trees in zip(docs, trees):
+            write_nodes(doc, doc_trees)
         if not self.cfg["ner"]:
             return
         key = self.spans_key
@@ -224,6 +232,14 @@ class JointParser(StructuredComponent):
         charts = []
         entities = [(s.start, s.end, s.label_) for s in ref.spans[self.spans_key]] if self.cfg["ner"] else []
         for start, end in ranges:
+            cut = next(((s, e, l) for s, e, l in brackets(ref) if s < start < e or s < end < e), None)
+            if cut is not None:
+                raise self.gold_error(index, eg, (
+                    f"its gold constituent {cut[2]} over tokens {cut[0]}..{cut[1] - 1} crosses the "
+                    f"sentence boundary at token {start if cut[0] < start else end}; a doc without "
+                    f"sentence boundaries is cut by rule past max_unsegmented_length "
+                    f"({self.cfg['max_unsegmented_length']}): raise it, or give the sentences"
+                ))
             try:
                 root = tree_of(ref, start, end)
             except TreeFormatError as err:

@@ -12,7 +12,7 @@ Extensions (the names benepar uses, so a user can switch):
 - `Span._.labels`: the tuple of labels of a constituent, () for a word
   that is no phrase; a span that is no node raises NonConstituentError.
 - `Span._.parse_string`: its PTB brackets, with the tokens' tags as
-  preterminals when the doc has tags (else bare words).
+  preterminals when the doc has tags (else "( word)", as benepar writes it).
 - `Span._.constituents`: the nodes within it, preorder, itself first.
 - `Span._.children`, `Span._.parent` (None at a sentence's root).
 - `Token._.labels`, `Token._.parse_string`, `Token._.parent`.
@@ -23,11 +23,12 @@ tree; `tree_of(doc, start, end)` reads the tree of a range back.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from spacy.tokens import Doc, Span, Token
 
-from .trees import CHAIN_SEPARATOR, Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, without_entities
+from .trees import Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, unescape
 
 USER_DATA_KEY = "spacy_struct_constituents"
 
@@ -82,13 +83,20 @@ def tree_nodes(root: Optional[Node], start: int, end: int) -> List[Tuple[int, in
     return out
 
 
-def write_nodes(doc: Doc, start: int, end: int, nodes: Sequence[Tuple[int, int, Sequence[str]]]) -> None:
-    """Store the nodes of the tree of tokens start..end, replacing any stored
-    node inside that range."""
+def write_nodes(doc: Doc, trees: Sequence[Tuple[int, int, Sequence[Tuple[int, int, Sequence[str]]]]]) -> None:
+    """Store trees, each (start, end, its nodes from `tree_nodes`), replacing
+    any node stored inside their ranges; one sort per call, so a doc's
+    sentences are written together."""
     data = doc.user_data.get(USER_DATA_KEY) or {"starts": [], "ends": [], "labels": []}
-    kept = [k for k in range(len(data["starts"])) if data["ends"][k] <= start or data["starts"][k] >= end]
-    rows = [(data["starts"][k], data["ends"][k], list(data["labels"][k])) for k in kept]
-    rows.extend((int(s), int(e), list(labels)) for s, e, labels in nodes)
+    ranges = sorted((start, end) for start, end, _ in trees)
+
+    def replaced(s: int, e: int) -> bool:
+        k = bisect_right(ranges, (s, float("inf"))) - 1
+        return k >= 0 and ranges[k][0] <= s and e <= ranges[k][1]
+
+    rows = [(s, e, list(labels)) for s, e, labels in zip(data["starts"], data["ends"], data["labels"])
+            if not replaced(s, e)]
+    rows.extend((int(s), int(e), list(labels)) for _, _, nodes in trees for s, e, labels in nodes)
     rows.sort(key=lambda r: (r[0], -r[1]))
     doc.user_data[USER_DATA_KEY] = {
         "starts": [r[0] for r in rows], "ends": [r[1] for r in rows], "labels": [r[2] for r in rows],
@@ -110,7 +118,7 @@ def set_parse(target: Union[Doc, Span], brackets: str, set_tags: bool = True) ->
     where = f"tree for {_preview(' '.join(tokens))}"
     tree = parse_brackets(brackets, where)
     check_words(tree.words, tokens, where)
-    write_nodes(doc, start, end, tree_nodes(without_entities(tree.root), start, end))
+    write_nodes(doc, [(start, end, tree_nodes(tree.root, start, end))])
     if set_tags:
         for token, tag in zip(doc[start:end], tree.tags):
             if tag and not token.tag_:
@@ -122,20 +130,24 @@ def check_words(words: Sequence[str], tokens: Sequence[str], where: str) -> None
     if len(words) != len(tokens):
         raise TreeFormatError(f"{where}: the tree has {len(words)} words and the text {len(tokens)} tokens")
     for k, (w, t) in enumerate(zip(words, tokens)):
-        if w != t and escape(t) != w:
+        if w != t and unescape(t) != w:  # w is unescaped; a token may keep the escape
             raise TreeFormatError(f"{where}: word {k} of the tree is {w!r}, the token is {t!r}")
 
 
 def tree_of(doc: Doc, start: int, end: int) -> Optional[Node]:
     """The tree stored over tokens start..end, offsets relative to `start`
-    (None when no constituent is stored there)."""
+    (None when no tree is stored there; a root with the empty label over the
+    words when the tree there has no constituent)."""
     data = doc.user_data.get(USER_DATA_KEY)
     if not data:
         return None
-    items = []
+    items, stored = [], False
     for s, e, labels in zip(data["starts"], data["ends"], data["labels"]):
         if start <= s and e <= end:
+            stored = True
             items.extend((s - start, e - start, label) for label in labels)
+    if stored and not items:  # a tree of words only ("Abstract"): no constituent
+        return Node("", 0, end - start, list(range(end - start)))
     return tree_from_constituents(items, end - start)
 
 
@@ -145,15 +157,21 @@ def constituent_labels(doc: Doc) -> List[Tuple[int, int, Tuple[str, ...]]]:
     return [(s, e, tuple(labels)) for s, e, labels in zip(data["starts"], data["ends"], data["labels"])]
 
 
+def brackets(doc: Doc) -> List[Tuple[int, int, str]]:
+    """Every stored constituent as (start, end, label), a unary chain's
+    labels each their own bracket (what evalb counts)."""
+    return [(s, e, label) for s, e, labels in constituent_labels(doc) for label in labels]
+
+
 # --------------------------------------------------------------- extensions
 def _position(span: Span) -> int:
     data = _data(span.doc)
     starts, ends = data["starts"], data["ends"]
-    for k in range(len(starts)):
-        if starts[k] == span.start and ends[k] == span.end:
+    k = bisect_left(starts, span.start)  # nodes are sorted by start, then longest first
+    while k < len(starts) and starts[k] == span.start:
+        if ends[k] == span.end:
             return k
-        if starts[k] > span.start:
-            break
+        k += 1
     raise NonConstituentError(f"span {span.text!r} (tokens {span.start}..{span.end - 1}) is not a constituent")
 
 
@@ -201,7 +219,7 @@ def get_parse_string(span: Span) -> str:
         labels = data["labels"][k]
         if e - s == 1:
             token = doc[s]
-            body = f"({token.tag_} {escape(token.text)})" if tagged and token.tag_ else escape(token.text)
+            body = f"({token.tag_ if tagged else ''} {escape(token.text)})"
             nxt = k + 1
         else:
             parts, nxt = [], k + 1
@@ -248,6 +266,6 @@ def _preview(text: str) -> str:
 register_extensions()
 
 __all__ = [
-    "CHAIN_SEPARATOR", "NonConstituentError", "constituent_labels", "has_parse", "set_parse",
+    "NonConstituentError", "brackets", "constituent_labels", "has_parse", "set_parse",
     "tree_nodes", "tree_of", "write_nodes",
 ]

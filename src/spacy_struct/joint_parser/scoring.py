@@ -18,13 +18,8 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..nested_ner.scoring import score_nested_spans
-from .constituents import constituent_labels
+from .constituents import brackets
 from .evalb import COLLINS, score_brackets
-
-
-def _brackets(doc, start: int, end: int) -> List[Tuple[int, int, str]]:
-    return [(s, e, label) for s, e, labels in constituent_labels(doc) if start <= s and e <= end
-            for label in labels]
 
 
 def _aligned(eg: Example) -> List[Tuple[int, int, str]]:
@@ -32,7 +27,7 @@ def _aligned(eg: Example) -> List[Tuple[int, int, str]]:
     boundary falls inside a reference token)."""
     pred, ref = eg.predicted, eg.reference
     out = []
-    for s, e, label in _brackets(pred, 0, len(pred)):
+    for s, e, label in brackets(pred):
         span = ref.char_span(pred[s].idx, pred[e - 1].idx + len(pred[e - 1].text))
         out.append((span.start, span.end, label) if span is not None else (-1, -1, label))
     return out
@@ -43,7 +38,7 @@ def score_constituents(examples: Iterable[Example]) -> Dict[str, object]:
     triples = []
     for eg in examples:
         ref = eg.reference
-        gold = _brackets(ref, 0, len(ref))
+        gold = brackets(ref)
         if not gold:
             continue
         tags = [t.tag_ or None for t in ref]

@@ -31,6 +31,8 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 #: joins the labels of a collapsed unary chain
 CHAIN_SEPARATOR = "+"
+#: separates a chart label's chain from its entity type ("NP|protein")
+ENTITY_SEPARATOR = "|"
 #: labels TOP-level wrappers carry in treebanks; dropped when reading
 ROOT_LABELS = ("TOP", "ROOT", "")
 
@@ -93,9 +95,10 @@ def unescape(leaf: str) -> str:
 def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
     """Read one PTB bracket string, e.g. "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))".
 
-    A preterminal "(TAG word)" gives the word and its tag; a bare word inside
-    a phrase is a word without a tag. The wrapper (TOP ...), (ROOT ...) or
-    "( ...)" around a single tree is dropped.
+    A preterminal "(TAG word)" gives the word and its tag; "( word)" (as
+    benepar writes an untagged word) or a bare word inside a phrase is a
+    word without a tag. The wrapper (TOP ...), (ROOT ...) or "( ...)" around
+    a single tree is dropped; around several it becomes an unlabeled root.
     where: names the tree in error messages (e.g. "line 12 of dev.trees").
     RETURNS: the ParsedTree. Raises TreeFormatError on unbalanced brackets,
         a node without a label, or a tree without words.
@@ -114,6 +117,8 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
 
     def read() -> Union[Node, int, None]:
         nonlocal pos
+        if tokens[pos] == ")":
+            raise fail("unbalanced brackets (a ')' opens nothing)")
         if tokens[pos] != "(":
             words.append(unescape(tokens[pos]))
             tags.append(None)
@@ -126,6 +131,12 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
         if tokens[pos] not in "()":
             label = tokens[pos]
             pos += 1
+        if pos < len(tokens) and tokens[pos] == ")" and label:
+            # "( word)" or "(word)": a word without a tag, as benepar writes one
+            words.append(unescape(label))
+            tags.append(None)
+            pos += 1
+            return len(words) - 1
         # preterminal: (TAG word)
         if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
             words.append(unescape(tokens[pos]))
@@ -150,17 +161,20 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
     root = read()
     if pos != len(tokens):
         raise fail("unbalanced brackets (text after the tree, or too many ')')")
-    if not words:
-        raise fail("a tree without words")
-    # drop the wrapper(s) around a single tree
-    while isinstance(root, Node) and root.label in ROOT_LABELS and len(root.children) == 1:
+    if not isinstance(root, Node) or not words:
+        raise fail("not a tree (no bracketed words)")
+    # drop the wrapper(s) around a single tree; a wrapper around several is
+    # an unlabeled root
+    while root.label in ROOT_LABELS and len(root.children) == 1 and isinstance(root.children[0], Node):
         root = root.children[0]
-    if isinstance(root, Node) and not root.label:
-        raise fail("a constituent without a label")
-    for node in (root.nodes() if isinstance(root, Node) else ()):
-        if not node.label:
+    if root.label in ROOT_LABELS:
+        root.label = ""
+    if root.label == "" and not any(isinstance(c, Node) for c in root.children):
+        root = None  # words only: no constituent
+    for node in (root.nodes() if root is not None else ()):
+        if not node.label and node is not root:
             raise fail("a constituent without a label")
-    return ParsedTree(root if isinstance(root, Node) else None, words, tags)
+    return ParsedTree(root, words, tags)
 
 
 def to_brackets(root: Optional[Node], words: Sequence[str], tags: Optional[Sequence[Optional[str]]] = None,
@@ -169,14 +183,16 @@ def to_brackets(root: Optional[Node], words: Sequence[str], tags: Optional[Seque
 
     Entity nodes (empty label) are dissolved; words are escaped; a word
     with a tag is written as its preterminal "(TAG word)", one without as
-    the bare word. wrapper: the label of an outer bracket (None for none).
+    "( word)" (as benepar writes it: a bare word under a one-word phrase
+    would read back as its tag). wrapper: the label of an outer bracket
+    (None for none).
     Words the tree does not cover (root None, or a root over part of the
     words) are written beside it under the wrapper.
     """
     def leaf(i: int) -> str:
         word = escape(words[i])
         tag = tags[i] if tags is not None else None
-        return f"({tag} {word})" if tag else word
+        return f"({tag or ''} {word})"
 
     def write(node: Union[Node, int]) -> List[str]:
         if isinstance(node, int):
@@ -211,11 +227,19 @@ def tree_from_constituents(items: Sequence[Tuple[int, int, str]], n_words: int) 
     unary chain in the order given). The constituents must not cross.
     RETURNS: the root, or None without constituents; several top-level
     constituents get a root with the empty label over all the words."""
+    return _assemble([(s, e, label, None) for s, e, label in items], n_words)
+
+
+def _assemble(items: Sequence[Tuple[int, int, str, Optional[str]]], n_words: int) -> Optional[Node]:
+    """Nodes (start, end exclusive, label, entity) into a tree, outer first
+    by span and in the given order within a span; the words fill in."""
+    if not items:
+        return None
     order = sorted(range(len(items)), key=lambda k: (items[k][0], -items[k][1], k))
     top = Node("", 0, n_words)
     stack = [top]
     for k in order:
-        s, e, label = items[k]
+        s, e, label, entity = items[k]
         if not (0 <= s < e <= n_words):
             raise TreeFormatError(f"constituent {label} {s}..{e} is outside the {n_words} words")
         while not (stack[-1].start <= s and e <= stack[-1].end):
@@ -223,14 +247,14 @@ def tree_from_constituents(items: Sequence[Tuple[int, int, str]], n_words: int) 
         parent = stack[-1]
         if parent.children and isinstance(parent.children[-1], Node) and parent.children[-1].end > s:
             raise TreeFormatError(f"constituent {label} {s}..{e} crosses another one")
-        node = Node(label, s, e)
+        node = Node(label, s, e, entity=entity)
         parent.children.append(node)
         stack.append(node)
     _fill_words(top)
     if len(top.children) == 1 and isinstance(top.children[0], Node) and \
             (top.children[0].start, top.children[0].end) == (0, n_words):
         return top.children[0]
-    return top if top.children and any(isinstance(c, Node) for c in top.children) else None
+    return top
 
 
 def _fill_words(node: Node) -> None:
@@ -265,6 +289,12 @@ def tree_to_chart(root: Optional[Node], n_words: int) -> List[Tuple[int, int, Ch
         labels, entity = [], None
         while True:
             if node.label:
+                if CHAIN_SEPARATOR in node.label or ENTITY_SEPARATOR in node.label:
+                    raise TreeFormatError(
+                        f"label {node.label!r} contains {CHAIN_SEPARATOR!r} or {ENTITY_SEPARATOR!r}, "
+                        f"which chart labels use to join a unary chain and an entity type; "
+                        f"rename it (PTB's ADVP|PRT means either: pick one)"
+                    )
                 labels.append(node.label)
             entity = entity or node.entity
             if len(node.children) == 1 and isinstance(node.children[0], Node):
@@ -279,9 +309,8 @@ def tree_to_chart(root: Optional[Node], n_words: int) -> List[Tuple[int, int, Ch
             if isinstance(item, int):
                 out.append((item, item, label))
                 return
-            inner, bottom = chain_of(item)
-            merged = _merge(label, inner)
-            visit_node(bottom, merged)
+            inner, bottom = chain_of(item)  # a single item always comes with EMPTY
+            visit_node(bottom, inner)
             return
         start = items[0] if isinstance(items[0], int) else items[0].start
         last = items[-1]
@@ -306,12 +335,6 @@ def tree_to_chart(root: Optional[Node], n_words: int) -> List[Tuple[int, int, Ch
     return out
 
 
-def _merge(outer: ChartLabel, inner: ChartLabel) -> ChartLabel:
-    """Labels of one span from two levels (a span stacked on a chain)."""
-    chain = CHAIN_SEPARATOR.join(x for x in (outer[0], inner[0]) if x)
-    return chain, outer[1] or inner[1]
-
-
 def chart_to_tree(spans: Sequence[Tuple[int, int, ChartLabel]], n_words: int) -> Optional[Node]:
     """The tree of a chart (spans (start, end inclusive, (chain, entity)) of a
     binary tree, any order): empty-label spans are dissolved, chains expanded
@@ -320,28 +343,9 @@ def chart_to_tree(spans: Sequence[Tuple[int, int, ChartLabel]], n_words: int) ->
         top span has none), or None for a chart without any label."""
     items = []
     for s, e, (chain, entity) in spans:
-        labels = chain.split(CHAIN_SEPARATOR) if chain else []
-        if not labels and entity:
-            labels = [""]
-        for depth, label in enumerate(labels):
-            items.append((s, e + 1, label, entity if depth == 0 else None))
-    if not items:
-        return None
-    order = sorted(range(len(items)), key=lambda k: (items[k][0], -items[k][1], k))
-    top = Node("", 0, n_words)
-    stack = [top]
-    for k in order:
-        s, e, label, entity = items[k]
-        while not (stack[-1].start <= s and e <= stack[-1].end):
-            stack.pop()
-        node = Node(label, s, e, entity=entity)
-        stack[-1].children.append(node)
-        stack.append(node)
-    _fill_words(top)
-    if len(top.children) == 1 and isinstance(top.children[0], Node) and \
-            (top.children[0].start, top.children[0].end) == (0, n_words):
-        return top.children[0]
-    return top
+        labels = chain.split(CHAIN_SEPARATOR) if chain else ([""] if entity else [])
+        items.extend((s, e + 1, label, entity if depth == 0 else None) for depth, label in enumerate(labels))
+    return _assemble(items, n_words)
 
 
 def without_entities(root: Optional[Node]) -> Optional[Node]:
