@@ -6,6 +6,7 @@ python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... 
 python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE [--section NAME]]
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
+python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
 data, split, budget and machine it was measured on) replaces the block
@@ -73,10 +74,18 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
+    p.add_argument("output", type=Path, help="directory to write the pipeline (and its training time) to")
+    p.add_argument("pipelines", nargs="+", type=Path)
     p = sub.add_parser("trees", help="the gold trees of a .spacy file as PTB lines")
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
     args, extra = parser.parse_known_args(argv)
+    if args.what == "assemble":
+        from .systems import assemble
+
+        print(f"{assemble(args.output, args.pipelines)} -> {args.output}")
+        return 0
     if args.what == "trees":
         from .joint import write_trees
 

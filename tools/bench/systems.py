@@ -118,3 +118,25 @@ def gold_token_docs(system: System, examples):
     vocab = system.nlp.vocab
     return [Doc(vocab, words=[t.text for t in eg.predicted],
                 spaces=[bool(t.whitespace_) for t in eg.predicted]) for eg in examples]
+
+
+def assemble(output: Path, pipelines) -> str:
+    """One pipeline of the components of several trained ones (each with
+    its own tok2vec, so they can be taken apart), saved as
+    OUTPUT/model-best, with the summed training time of the runs."""
+    import spacy
+
+    first = spacy.load(pipelines[0])
+    for path in pipelines[1:]:
+        other = spacy.load(path)
+        for name in other.pipe_names:
+            first.add_pipe(name, source=other)
+    output.mkdir(parents=True, exist_ok=True)
+    first.to_disk(output / "model-best")
+    infos = [json.loads((Path(p).parent / "training_time.json").read_text()) for p in pipelines
+             if (Path(p).parent / "training_time.json").exists()]
+    if infos:
+        info = {"seconds": sum(i["seconds"] for i in infos), "max_epochs": infos[0]["max_epochs"],
+                "max_steps": infos[0]["max_steps"], "pipeline": first.pipe_names}
+        (output / "training_time.json").write_text(json.dumps(info, indent=2))
+    return ", ".join(first.pipe_names)
