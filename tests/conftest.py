@@ -7,6 +7,25 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "corpus" / "sample"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
+#: a span scorer small enough to train in seconds (nested_ner, joint_parser)
+SMALL_SPAN_SCORER = {
+    "@architectures": "spacy_struct.SpanScorer.v1",
+    "hidden_width": 32,
+    "dropout": 0.1,
+    "context_width": 32,
+    "context_depth": 1,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 48,
+        "depth": 2,
+        "embed_size": 1000,
+        "window_size": 1,
+        "maxout_pieces": 2,
+        "subword_features": True,
+    },
+}
+
 
 @pytest.fixture(scope="session")
 def sample_sentences():

@@ -9,28 +9,11 @@ import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.training import Example
 
-from conftest import SAMPLE
+from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL
 from spacy_struct.convert.treebanks import TreebankError, convert_joint_jsonl, convert_ptb
 from spacy_struct.joint_parser import parse_brackets, set_parse, tree_of
 from spacy_struct.joint_parser.trees import constituents
 
-SMALL_MODEL = {
-    "@architectures": "spacy_struct.SpanScorer.v1",
-    "hidden_width": 32,
-    "dropout": 0.1,
-    "context_width": 32,
-    "context_depth": 1,
-    "tok2vec": {
-        "@architectures": "spacy.HashEmbedCNN.v2",
-        "pretrained_vectors": None,
-        "width": 48,
-        "depth": 2,
-        "embed_size": 1000,
-        "window_size": 1,
-        "maxout_pieces": 2,
-        "subword_features": True,
-    },
-}
 
 
 def _examples(nlp, name="joint_train.spacy", limit=None):

@@ -7,27 +7,10 @@ import spacy
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
-from conftest import SAMPLE, SHARED_DATA
+from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL, SHARED_DATA
 from spacy_struct.convert.spans_jsonl import read_spans_jsonl, sentence_to_doc
 from spacy_struct.structs.spans import outermost
 
-SMALL_MODEL = {
-    "@architectures": "spacy_struct.SpanScorer.v1",
-    "hidden_width": 32,
-    "dropout": 0.1,
-    "context_width": 32,
-    "context_depth": 1,
-    "tok2vec": {
-        "@architectures": "spacy.HashEmbedCNN.v2",
-        "pretrained_vectors": None,
-        "width": 48,
-        "depth": 2,
-        "embed_size": 1000,
-        "window_size": 1,
-        "maxout_pieces": 2,
-        "subword_features": True,
-    },
-}
 
 
 def _examples(nlp, name="sample-nested-train.jsonl", limit=None):

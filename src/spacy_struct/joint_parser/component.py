@@ -23,6 +23,7 @@ allowed; the outermost also in `doc.ents` with `set_ents`).
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -32,7 +33,8 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
-from ..models import SentenceBatch, default_model_config
+from ..models import SentenceBatch
+from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, tree_nodes, tree_of, write_nodes
@@ -41,15 +43,7 @@ from .trees import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
 )
 
-DEFAULT_JOINT_PARSER_MODEL = default_model_config("""
-[model]
-@architectures = "spacy_struct.SpanScorer.v1"
-hidden_width = 150
-dropout = 0.33
-context_width = 256
-context_depth = 1
-attention = true
-""")
+DEFAULT_JOINT_PARSER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 JOINT_PARSER_DEFAULTS: Dict[str, Any] = {"ner": True, "spans_key": "sc", "set_ents": False}

@@ -35,9 +35,21 @@ from thinc.types import Floats2d
 
 from .batch import SentenceBatch
 from .dropout import SCORER_DROPOUT, check_dropout
-from .encoder import build_sentence_encoder
+from .encoder import build_sentence_encoder, default_model_config
 from .scorer import encoder_and_head
 from .views import bucket_gradient, relu_views, stack_sentences
+
+#: the span scorer's default `[model]` (on the default tok2vec), the best
+#: on GENIA; nested_ner and joint_parser both start from it
+DEFAULT_SPAN_SCORER_MODEL = default_model_config("""
+[model]
+@architectures = "spacy_struct.SpanScorer.v1"
+hidden_width = 150
+dropout = 0.33
+context_width = 256
+context_depth = 1
+attention = true
+""")
 
 # widths 1..10 get a bucket each, then 11-15, 16-20, 21-30, 31-50, 51+
 _WIDTH_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 21, 31, 51], dtype=np.int64)

@@ -13,6 +13,7 @@ them, so the component is a drop-in replacement; `set_ents` also writes the
 outermost ones to `doc.ents`.
 """
 
+import copy
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -22,19 +23,12 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
-from ..models import SentenceBatch, default_model_config
+from ..models import SentenceBatch
+from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config
 from ..structs.spans import LaminarSpans, first_crossing, outermost
 
-DEFAULT_NESTED_NER_MODEL = default_model_config("""
-[model]
-@architectures = "spacy_struct.SpanScorer.v1"
-hidden_width = 150
-dropout = 0.33
-context_width = 256
-context_depth = 1
-attention = true
-""")
+DEFAULT_NESTED_NER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 
 
 #: nested_ner's own settings and their defaults (beside SHARED_DEFAULTS)
