@@ -37,7 +37,7 @@ from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config
 from ..structs.spans import SpanTrees, outermost
-from .constituents import brackets, tree_nodes, tree_of, write_nodes
+from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
 from .joint import JoinReport, entities_of, join_entities
 from .trees import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
@@ -239,10 +239,16 @@ class JointParser(StructuredComponent):
             except TreeFormatError as err:
                 raise self.gold_error(index, eg, f"its gold tree is broken: {err}") from None
             if root is None:
-                raise self.gold_error(index, eg, (
-                    f"tokens {start}..{end - 1} have no gold tree; convert the treebank with "
-                    f"`python -m spacy_struct convert ptb` or put one on with set_parse"
-                ))
+                why = (
+                    "convert the treebank with `python -m spacy_struct convert ptb` (or "
+                    "joint-jsonl) or put a tree on with set_parse"
+                    if has_trees(ref) else
+                    "the reference holds no tree at all. If the corpus has them, spaCy's reader "
+                    "dropped them: with gold_preproc = true it cuts docs with Span.as_doc, which "
+                    "keeps no user_data (a one-word doc is always cut); read the corpus with "
+                    "spacy_struct.SentenceDocs.v1, as configs/joint_parser_*.cfg do"
+                )
+                raise self.gold_error(index, eg, f"tokens {start}..{end - 1} have no gold tree; {why}")
             inside = [(s - start, e - start, t) for s, e, t in entities if start <= s and e <= end]
             if self.cfg["ner"]:
                 root, report = join_entities(root, end - start, inside)

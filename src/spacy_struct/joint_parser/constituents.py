@@ -48,7 +48,7 @@ def _data(doc: Doc) -> Dict[str, list]:
     return data
 
 
-def has_parse(doc: Doc) -> bool:
+def has_trees(doc: Doc) -> bool:
     """Whether any tree is stored on the doc."""
     return bool(doc.user_data.get(USER_DATA_KEY, {}).get("starts"))
 
@@ -266,6 +266,6 @@ def _preview(text: str) -> str:
 register_extensions()
 
 __all__ = [
-    "NonConstituentError", "brackets", "constituent_labels", "has_parse", "set_parse",
+    "NonConstituentError", "brackets", "constituent_labels", "has_trees", "set_parse",
     "tree_nodes", "tree_of", "write_nodes",
 ]
