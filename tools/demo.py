@@ -12,13 +12,13 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
 - segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (300 steps); otherwise on the embedded segment
+  it for a short budget (200 steps); otherwise on the embedded segment
   sample. It tags a few raw sentences, one with a discontinuous mention
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
   its number (overlap_segmenter.html).
 - joint: with the GENIA Treebank joint files in the data directory,
-  joint_parser trains on 3,000 of its sentences for a short budget (300
+  joint_parser trains on its first 2,000 sentences for a short budget (200
   steps); otherwise on the embedded joint sample. It parses a few raw
   sentences into constituency trees with the entities in them, prints
   their brackets, and draws the trees with the entities marked
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from itertools import islice
 from pathlib import Path
 
 # Raw text: the GENIA configs' tokenizer keeps hyphenated names whole
@@ -142,13 +143,13 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
 
     craft = data_dir / "craft"
     if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
-        print(f"overlap_segmenter: training on CRAFT from {craft} (300 steps)")
+        print(f"overlap_segmenter: training on CRAFT from {craft} (200 steps)")
         corpus = Path("corpus/craft")
         for split in ("train", "dev"):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 300, "training.eval_frequency": 300}
+        overrides = {"training.max_steps": 200, "training.eval_frequency": 200}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
@@ -179,19 +180,24 @@ def demo_joint(data_dir: Path, output: Path, training: Path) -> None:
     import spacy
 
     from .bench.systems import timed_train
+    from spacy_struct.convert import open_text
     from spacy_struct.convert.treebanks import convert_joint_jsonl
     from spacy_struct.joint_parser import render_trees
 
     gtb = data_dir / "genia_treebank"
     if (gtb / "joint_train.jsonl.gz").exists() and (gtb / "joint_dev.jsonl").exists():
-        print(f"joint_parser: training on 3,000 GENIA Treebank sentences from {gtb} (300 steps)")
-        corpus = Path("corpus/genia_treebank")
-        for split, name in (("train", "joint_train.jsonl.gz"), ("dev", "joint_dev.jsonl")):
+        print(f"joint_parser: training on 2,000 GENIA Treebank sentences from {gtb} (200 steps)")
+        corpus = Path("corpus/genia_treebank_demo")
+        for split, name, n in (("train", "joint_train.jsonl.gz", 2000), ("dev", "joint_dev.jsonl", 300)):
             if not (corpus / f"{split}.spacy").exists():
-                convert_joint_jsonl(gtb / name, corpus / f"{split}.spacy")
+                corpus.mkdir(parents=True, exist_ok=True)
+                with open_text(gtb / name) as f:
+                    head = list(islice(f, n))
+                (corpus / f"{split}.jsonl").write_text("".join(head), encoding="utf8")
+                convert_joint_jsonl(corpus / f"{split}.jsonl", corpus / f"{split}.spacy")
         config = Path("configs/joint_parser_genia.cfg")
-        overrides = {"training.max_steps": 300, "training.eval_frequency": 300,
-                     "corpora.train.limit": 3000, "corpora.dev.limit": 300}
+        overrides = {"training.max_steps": 200, "training.eval_frequency": 200,
+                     "paths.train": str(corpus / "train.spacy"), "paths.dev": str(corpus / "dev.spacy")}
     else:
         print("joint_parser: the GENIA Treebank joint files not found, training on the embedded joint sample")
         for split in ("train", "dev"):
