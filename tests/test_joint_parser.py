@@ -69,6 +69,28 @@ def _nodes(doc):
 
 
 @pytest.mark.slow
+def test_whitespace_is_never_an_entity_edge(trained, monkeypatch):
+    """Even when the scores favour entities everywhere, none starts or ends
+    on a whitespace token."""
+    parser = trained.get_pipe("joint_parser")
+    entity = [k for k, name in enumerate(parser.labels) if "|" in name]
+    score_docs = parser.score_docs
+
+    def entities_everywhere(docs):
+        docs, batch, scores = score_docs(docs)
+        for S in scores:
+            S[:, :, entity] += 50.0
+        return docs, batch, scores
+
+    monkeypatch.setattr(parser, "score_docs", entities_everywhere)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = trained("IL-2 and  c-fos are observed in lymphocytes .  \n\n  STAT3 binds DNA . ")
+    assert doc.spans["sc"]
+    assert all(not s[0].is_space and not s[-1].is_space for s in doc.spans["sc"])
+
+
+@pytest.mark.slow
 def test_predictions_round_trip_through_disk_bytes_and_two_processes(trained, tmp_path):
     texts = [eg.reference.text for eg in _examples(trained, "joint_dev.spacy", limit=12)]
     before = [d[:]._.parse_string for d in trained.pipe(texts)]
@@ -107,7 +129,7 @@ def test_missing_gold_is_a_clear_error():
     nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
     examples = _examples(nlp, limit=4)
     del examples[2].reference.spans["sc"]
-    with pytest.raises(ValueError, match=r"example 2 .*no doc.spans\['sc'\]"):
+    with pytest.raises(ValueError, match=r"example 2 .*no doc.spans\['sc'\].*or set ner = false"):
         nlp.initialize(lambda: examples)
     bare = Doc(nlp.vocab, words="STAT3 binds DNA".split())
     no_tree = [Example(Doc(nlp.vocab, words=[t.text for t in bare]), bare)]
@@ -148,6 +170,9 @@ def test_ptb_converter_reads_trees_over_several_lines(tmp_path):
     docs = list(DocBin().from_disk(tmp_path / "x.spacy").get_docs(spacy.blank("en").vocab))
     assert [t.text for t in docs[1]] == ["(OH)"] and [t.tag_ for t in docs[0]] == ["DT", "NN", "VBD", "."]
     assert docs[0][:]._.parse_string == "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))"
+    (tmp_path / "empty.trees").write_text("\n")
+    with pytest.raises(TreebankError, match="no trees in the file"):
+        convert_ptb(tmp_path / "empty.trees", tmp_path / "empty.spacy")
     (tmp_path / "bad.trees").write_text("(TOP (S (NP (DT The) (NN cat))\n")
     with pytest.raises(TreebankError, match="bad.trees:1: unbalanced"):
         convert_ptb(tmp_path / "bad.trees", tmp_path / "bad.spacy")
@@ -167,6 +192,11 @@ def test_joint_jsonl_converter_keeps_every_entity_and_counts_what_the_tree_canno
     doc = list(DocBin().from_disk(tmp_path / "x.spacy").get_docs(spacy.blank("en").vocab))[0]
     assert len(doc.spans["sc"]) == 4  # all kept, the crossing one too
     assert constituents(tree_of(doc, 0, 5)) == constituents(parse_brackets(record["tree"]).root)
+    record["tags"][1] = "VB"
+    (tmp_path / "tags.jsonl").write_text(json.dumps(record) + "\n")
+    with pytest.raises(TreebankError, match="tag 1 is 'VB' in 'tags' and 'NN' in the tree"):
+        convert_joint_jsonl(tmp_path / "tags.jsonl", tmp_path / "tags.spacy")
+    record["tags"][1] = "NN"
     record["tokens"][1] = "IL-4"
     (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(TreebankError, match="bad.jsonl:1: word 1 of the tree is 'IL-2', the token is 'IL-4'"):

@@ -41,9 +41,11 @@ def test_brackets_are_read_with_words_tags_and_escapes():
     ("(S (NP (DT The) (NN cat))", "too many '('"),
     ("(S (NP (DT The)))) (NN x)", "text after the tree"),
     ("", "empty"),
-    ("(S ())", "not a tree"),
-    (")", "a ')' opens nothing"),
-    ("word", "not a tree"),
+    ("(S ())", "not a tree (no words)"),
+    (")", "does not open with a bracket"),
+    ("(S (NP (DT The)) ) (NN cat))", "text after the tree"),
+    ("(S (NP (DT The) ) ) )", "text after the tree"),
+    ("word", "not a tree (it does not open with a bracket)"),
     ("(S ((DT The) (NN cat)))", "without a label"),
 ])
 def test_broken_brackets_raise_naming_the_problem(text, problem):
@@ -60,6 +62,14 @@ def test_untagged_words_are_written_so_that_they_read_back():
     back = parse_brackets(text)
     assert back.words == tree.words and back.tags == tree.tags
     assert constituents(back.root) == constituents(tree.root)
+
+
+def test_empty_elements_and_empty_constituents_are_left_out():
+    tree = parse_brackets("(TOP (S (NP-SBJ (-NONE- *)) (VP (VB Go) (NP (NN home)) (ADVP )) (. .)))")
+    assert tree.words == ["Go", "home", "."]
+    assert constituents(tree.root) == [(0, 3, "S"), (0, 2, "VP"), (1, 2, "NP")]
+    one = parse_brackets("(NN Abstract)")
+    assert one.words == ["Abstract"] and one.tags == ["NN"] and one.root is None
 
 
 def test_a_wrapper_over_several_trees_is_an_unlabeled_root_and_separators_are_refused():
@@ -248,3 +258,26 @@ def test_trees_are_drawn_with_their_labels_and_entities():
     assert svg.startswith("<svg") and svg.count("<text") == 8 + 8 + 6 + 2  # words, tags, phrases, entities
     assert ">PP<" in svg and ">DNA<" in svg and ">protein<" in svg
     assert render_trees(doc[:], page=True).startswith("<!DOCTYPE html>")
+
+
+def test_a_one_word_phrase_is_drawn_above_its_word_and_docs_without_sentences_draw():
+    import re as regex
+
+    from spacy_struct.joint_parser import render_trees
+
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="IL-2 works now".split())
+    set_parse(doc, "(S (NP (NN IL-2)) (VP (VBZ works) (ADVP (RB now))))")
+    svg = render_trees(doc)  # no sentence boundaries: the doc is drawn whole
+    lines = [tuple(float(v) for v in m) for m in regex.findall(
+        r"<line x1='([\d.]+)' y1='([\d.]+)' x2='([\d.]+)' y2='([\d.]+)'", svg)]
+    assert len(lines) == 6  # S-NP, S-VP, NP-IL-2, VP-works, VP-ADVP, ADVP-now
+    assert all(y2 > y1 for _, y1, _, y2 in lines)  # every line goes down to a child
+
+
+def test_set_parse_refuses_a_span_that_cuts_a_stored_tree():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="The IL-2 gene is expressed in cells .".split())
+    set_parse(doc, TREE)
+    with pytest.raises(TreeFormatError, match="cut the stored constituent"):
+        set_parse(doc[2:5], "(S (NN gene) (VBZ is) (VBN expressed))")

@@ -49,8 +49,8 @@ class Report:
     def lines(self) -> List[str]:
         out = [
             f"{self.trees} trees, {self.tokens} tokens, {self.constituents} constituents",
-            f"{self.unary_chains} unary chains collapsed into one chart label each "
-            f"(longest: {self.longest_chain} labels)",
+            f"{self.unary_chains} unary chains collapsed into one chart label each"
+            + (f" (longest: {self.longest_chain} labels)" if self.unary_chains else ""),
         ]
         if self.entities or self.unaligned_upstream:
             j = self.joined
@@ -128,9 +128,15 @@ def convert_ptb(path: Path, output: Path, lang: str = "en") -> Report:
             raise TreebankError(str(err)) from None
         _count_tree(report, tree)
         db.add(tree_doc(nlp, tree))
+    _write(db, report, path, output)
+    return report
+
+
+def _write(db: DocBin, report: Report, path: Path, output: Path) -> None:
+    if not report.trees:
+        raise TreebankError(f"{path}: no trees in the file")
     output.parent.mkdir(parents=True, exist_ok=True)
     db.to_disk(output)
-    return report
 
 
 def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: str = "en") -> Report:
@@ -157,6 +163,12 @@ def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: s
             tags = record.get("tags")
             if tags is not None and len(tags) != len(tokens):
                 raise TreebankError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
+            if tags is not None:
+                k = next((k for k, (a, b) in enumerate(zip(tags, tree.tags)) if b is not None and a != b), None)
+                if k is not None:
+                    raise TreebankError(
+                        f"{where}: tag {k} is {tags[k]!r} in 'tags' and {tree.tags[k]!r} in the tree"
+                    )
             _count_tree(report, tree)
             doc = tree_doc(nlp, tree, tags)
             entities = []
@@ -177,7 +189,6 @@ def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: s
                 doc, name=spans_key, spans=[Span(doc, s, e, label=t) for s, e, t in unique]
             )
             db.add(doc)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    db.to_disk(output)
+    _write(db, report, path, output)
     return report
 

@@ -35,7 +35,7 @@ from thinc.api import Model
 
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config
+from ..pipeline import StructuredComponent, factory_config, missing_spans_message
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
 from .joint import JoinReport, entities_of, join_entities
@@ -157,15 +157,24 @@ class JointParser(StructuredComponent):
             per sentence, the 2n - 1 spans of its binary tree; label 0 is
             the empty label, label k > 0 is `labels[k - 1]`). The whole
             sentence always gets a label, as benepar forces a root
-            constituent, so every sentence reads as one tree.
+            constituent, so every sentence reads as one tree; no entity
+            starts or ends on a whitespace token.
         """
-        _, batch, scores = self.score_docs(docs)
+        docs, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, []
         charts = [_with_empty_label(s) for s in scores]
-        for chart in charts:  # a sentence is a constituent: its span gets a label
-            if chart.shape[0]:
-                chart[0, -1, 0] = -np.inf
+        entity_columns = [k + 1 for k, name in enumerate(self.labels) if ENTITY_SEPARATOR in name]
+        for (doc_i, start, end), chart in zip(batch.sents, charts):
+            if not chart.shape[0]:
+                continue
+            chart[0, -1, 0] = -np.inf  # a sentence is a constituent: its span gets a label
+            # no entity starts or ends on a whitespace token
+            space = [k for k, token in enumerate(docs[doc_i][start:end]) if token.is_space]
+            if space and entity_columns:
+                every = np.arange(chart.shape[0])
+                chart[np.ix_(space, every, entity_columns)] = -np.inf
+                chart[np.ix_(every, space, entity_columns)] = -np.inf
         return batch, self.structure.argmax(charts)
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
@@ -216,12 +225,8 @@ class JointParser(StructuredComponent):
                 "corpus's own tokens (gold_preproc = true)"
             ))
         if self.cfg["ner"] and self.spans_key not in ref.spans:
-            raise self.gold_error(index, eg, (
-                f"the reference doc has no doc.spans[{self.spans_key!r}] (its span keys are "
-                f"{sorted(ref.spans.keys())}); set spans_key to the key your corpus uses, "
-                f"or ner = false to train a parser alone. A doc without entities needs an "
-                f"empty group under the key"
-            ))
+            raise self.gold_error(index, eg, missing_spans_message(
+                ref, self.spans_key, "; or set ner = false to train a parser alone"))
         ranges = self.training_ranges(eg)
         charts = []
         entities = [(s.start, s.end, s.label_) for s in ref.spans[self.spans_key]] if self.cfg["ner"] else []

@@ -118,6 +118,12 @@ def set_parse(target: Union[Doc, Span], brackets: str, set_tags: bool = True) ->
     where = f"tree for {_preview(' '.join(tokens))}"
     tree = parse_brackets(brackets, where)
     check_words(tree.words, tokens, where)
+    crossing = next(((s, e) for s, e, _ in constituent_labels(doc) if s < start < e or s < end < e), None)
+    if crossing is not None:
+        raise TreeFormatError(
+            f"{where}: tokens {start}..{end - 1} cut the stored constituent over tokens "
+            f"{crossing[0]}..{crossing[1] - 1}; put a tree on a whole sentence (or the doc)"
+        )
     write_nodes(doc, [(start, end, tree_nodes(tree.root, start, end))])
     if set_tags:
         for token, tag in zip(doc[start:end], tree.tags):

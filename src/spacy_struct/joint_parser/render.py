@@ -32,8 +32,10 @@ def render_trees(target: Union[Doc, Span, Iterable[Span]], spans_key: str = "sc"
     RETURNS: the SVG elements, one per sentence, or a whole HTML page with
         `page = True`. Raises ValueError when the doc has no parse.
     """
-    sentences = list(target.sents) if isinstance(target, Doc) else (
-        [target] if isinstance(target, Span) else list(target))
+    if isinstance(target, Doc):
+        sentences = list(target.sents) if target.has_annotation("SENT_START") else [target[:]]
+    else:
+        sentences = [target] if isinstance(target, Span) else list(target)
     svgs = [_sentence_svg(sent, spans_key) for sent in sentences]
     if not page:
         return "\n".join(svgs)
@@ -71,7 +73,7 @@ def _sentence_svg(sent: Span, spans_key: str) -> str:
     for key, labels in labels_of.items():
         y = word_y - level[key] * _LEVEL
         for kid in children[key] or [(key[0], key[0] + 1)]:
-            if kid in labels_of:
+            if kid in labels_of and kid != key:
                 kx, ky = centre[kid], word_y - level[kid] * _LEVEL - 12
             else:
                 kx, ky = xs[kid[0]], word_y - 12

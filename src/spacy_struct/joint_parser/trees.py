@@ -38,7 +38,12 @@ ROOT_LABELS = ("TOP", "ROOT", "")
 
 _ESCAPES = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 _UNESCAPES = {v: k for k, v in _ESCAPES.items()}
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# "( word)": an open bracket with space after it and one word is an untagged
+# word (benepar's form); "(" alone opens a labeled bracket
+_UNTAGGED = "( "
+_TOKEN = re.compile(r"\(\s+(?=[^\s()]+\s*\))|\(|\)|[^\s()]+")
+#: the tag of PTB's empty elements (traces), which are not words
+EMPTY_ELEMENT = "-NONE-"
 
 
 class TreeFormatError(ValueError):
@@ -95,10 +100,13 @@ def unescape(leaf: str) -> str:
 def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
     """Read one PTB bracket string, e.g. "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))".
 
-    A preterminal "(TAG word)" gives the word and its tag; "( word)" (as
-    benepar writes an untagged word) or a bare word inside a phrase is a
-    word without a tag. The wrapper (TOP ...), (ROOT ...) or "( ...)" around
-    a single tree is dropped; around several it becomes an unlabeled root.
+    A preterminal "(TAG word)" gives the word and its tag, so every word
+    needs one: "(NP dogs)" is the word "dogs" tagged NP, not a phrase.
+    "( word)" (a space after the bracket, as benepar writes an untagged
+    word) or a bare word inside a phrase is a word without a tag. Empty
+    elements ("(-NONE- *T*-1)") are left out, and constituents left empty
+    with them. The wrapper (TOP ...), (ROOT ...) or "( ...)" around a single
+    tree is dropped; around several it becomes an unlabeled root.
     where: names the tree in error messages (e.g. "line 12 of dev.trees").
     RETURNS: the ParsedTree. Raises TreeFormatError on unbalanced brackets,
         a node without a label, or a tree without words.
@@ -117,8 +125,13 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
 
     def read() -> Union[Node, int, None]:
         nonlocal pos
-        if tokens[pos] == ")":
-            raise fail("unbalanced brackets (a ')' opens nothing)")
+        if tokens[pos].startswith("(") and tokens[pos] != "(":  # "( word)": untagged
+            words.append(unescape(tokens[pos + 1]))
+            tags.append(None)
+            if pos + 2 >= len(tokens) or tokens[pos + 2] != ")":
+                raise fail("unbalanced brackets (too many '(')")
+            pos += 3
+            return len(words) - 1
         if tokens[pos] != "(":
             words.append(unescape(tokens[pos]))
             tags.append(None)
@@ -131,17 +144,13 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
         if tokens[pos] not in "()":
             label = tokens[pos]
             pos += 1
-        if pos < len(tokens) and tokens[pos] == ")" and label:
-            # "( word)" or "(word)": a word without a tag, as benepar writes one
-            words.append(unescape(label))
-            tags.append(None)
-            pos += 1
-            return len(words) - 1
-        # preterminal: (TAG word)
+        # preterminal: (TAG word); an empty element (-NONE- *T*-1) is no word
         if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
-            words.append(unescape(tokens[pos]))
-            tags.append(label)
             pos += 2
+            if label == EMPTY_ELEMENT:
+                return None
+            words.append(unescape(tokens[pos - 2]))
+            tags.append(label)
             return len(words) - 1
         start = len(words)
         children: List[Union[Node, int]] = []
@@ -155,14 +164,18 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
             if child is not None:
                 children.append(child)
         if not children:
-            return None  # an empty constituent: nothing to keep
+            return None  # an empty constituent (or one of empty elements): nothing to keep
         return Node(label, start, len(words), children)
 
+    if not tokens[0].startswith("("):
+        raise fail("not a tree (it does not open with a bracket)")
     root = read()
     if pos != len(tokens):
         raise fail("unbalanced brackets (text after the tree, or too many ')')")
-    if not isinstance(root, Node) or not words:
-        raise fail("not a tree (no bracketed words)")
+    if not words:
+        raise fail("not a tree (no words)")
+    if not isinstance(root, Node):  # a lone preterminal: one word, no constituent
+        return ParsedTree(None, words, tags)
     # drop the wrapper(s) around a single tree; a wrapper around several is
     # an unlabeled root
     while root.label in ROOT_LABELS and len(root.children) == 1 and isinstance(root.children[0], Node):

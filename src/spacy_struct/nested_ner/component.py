@@ -25,7 +25,7 @@ from thinc.api import Model
 
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config
+from ..pipeline import StructuredComponent, factory_config, missing_spans_message
 from ..structs.spans import LaminarSpans, first_crossing, outermost
 
 DEFAULT_NESTED_NER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
@@ -156,20 +156,7 @@ class NestedNER(StructuredComponent):
         (start, end inclusive, label id), in sentence coordinates."""
         key = self.spans_key
         if key not in eg.reference.spans:
-            found = sorted(eg.reference.spans.keys())
-            why = (
-                f"its span keys are {found}; set spans_key to the key your corpus uses"
-                if found else
-                "it has no span groups at all. If the corpus has them, spaCy's reader "
-                "dropped them: with gold_preproc = true (on docs with sentence "
-                "boundaries) or max_length > 0 it cuts docs with Span.as_doc, which "
-                "keeps no doc.spans; store one sentence per doc, as the spans-jsonl "
-                "converter does, or set both off"
-            )
-            raise self.gold_error(index, eg, (
-                f"the reference doc has no doc.spans[{key!r}]: {why}. A doc without "
-                f"entities needs an empty group under the key"
-            ))
+            raise self.gold_error(index, eg, missing_spans_message(eg.reference, key))
         label_index = {label: i for i, label in enumerate(self.labels)}
         gold = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)
         if len(gold) < len(eg.reference.spans[key]):

@@ -470,6 +470,25 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         ))
 
 
+def missing_spans_message(reference: Doc, key: str, alternative: str = "") -> str:
+    """Why a reference has no `doc.spans[key]`, for a gold error: another
+    key, or spaCy's reader having dropped every span group.
+    alternative: a further way out (e.g. "or ner = false ...")."""
+    found = sorted(reference.spans.keys())
+    why = (
+        f"its span keys are {found}; set spans_key to the key your corpus uses"
+        if found else
+        "it has no span groups at all. If the corpus has them, spaCy's reader "
+        "dropped them: with gold_preproc = true (on docs with sentence "
+        "boundaries, a one-word doc always) or max_length > 0 it cuts docs with "
+        "Span.as_doc, which keeps no doc.spans; read the corpus with "
+        "spacy_struct.SentenceDocs.v1, or store one sentence per doc without "
+        "boundaries"
+    )
+    return (f"the reference doc has no doc.spans[{key!r}]: {why}{alternative}. A doc "
+            f"without entities needs an empty group under the key")
+
+
 def preview(eg: Example) -> str:
     """The start of an example's text, quoted, for error messages."""
     text = eg.reference.text
