@@ -281,3 +281,22 @@ def test_set_parse_refuses_a_span_that_cuts_a_stored_tree():
     set_parse(doc, TREE)
     with pytest.raises(TreeFormatError, match="cut the stored constituent"):
         set_parse(doc[2:5], "(S (NN gene) (VBZ is) (VBN expressed))")
+
+
+def test_constituents_are_scored_through_the_alignment_of_other_tokens():
+    from spacy.training import Example
+
+    from spacy_struct.joint_parser import score_constituents
+
+    nlp = spacy.blank("en")
+    ref = Doc(nlp.vocab, words=["c-fos", "binds", "DNA"], spaces=[True, True, False])
+    set_parse(ref, "(S (NP (NN c-fos)) (VP (VBZ binds) (NP (NN DNA))))")
+    same = Doc(nlp.vocab, words=["c-fos", "binds", "DNA"], spaces=[True, True, False])
+    set_parse(same, "(S (NP (NN c-fos)) (VP (VBZ binds) (NP (NN DNA))))")
+    split = Doc(nlp.vocab, words=["c", "-", "fos", "binds", "DNA"], spaces=[False, False, True, True, False])
+    # "c" alone is no reference token: its NP cannot match; the rest align
+    set_parse(split, "(S (NP (NN c)) (X (HYPH -) (NN fos)) (VP (VBZ binds) (NP (NN DNA))))")
+    assert score_constituents([Example(same, ref)])["constituents_f"] == 1.0
+    scores = score_constituents([Example(split, ref)])
+    # gold S, NP, VP, NP; test S, NP(c), X(- fos), VP, NP: S, VP, NP(DNA) match
+    assert scores["constituents_r"] == pytest.approx(3 / 4) and scores["constituents_p"] == pytest.approx(3 / 5)
