@@ -16,7 +16,7 @@ from spacy_struct.joint_parser import (
     NonConstituentError, TreeFormatError, entities_of, join_entities, parse_brackets,
     score_brackets, set_parse, to_brackets, tree_of,
 )
-from spacy_struct.joint_parser.evalb import COLLINS, evalb_brackets
+from spacy_struct.joint_parser.evalb import evalb_brackets
 from spacy_struct.joint_parser.trees import (
     EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
 )

@@ -16,7 +16,7 @@ from spacy_struct.models.arc_scorer import ParseScores, build_biaffine_arc_score
 from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.edge_features import node_features
 from spacy_struct.models.edge_labeler import build_edge_labeler
-from spacy_struct.mst_parser.scoring import extra_parse_scores, score_mst_parse
+from spacy_struct.mst_parser.scoring import score_mst_parse
 from spacy_struct.structs import dependency
 from spacy_struct.structs.dependency import DependencyTrees, crossing_arcs
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language

@@ -8,7 +8,7 @@ cross-entropy on the gold arcs. The training loop, labels and sentence
 batching are the shared `StructuredComponent`'s.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE

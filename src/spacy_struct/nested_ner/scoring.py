@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Iterable
 
 from spacy.scorer import Scorer
 from spacy.training import Example

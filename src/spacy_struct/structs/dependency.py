@@ -37,7 +37,7 @@ batch in one call with the GIL released; the Matrix-Tree functions are numpy
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple, Union
+from typing import List, Sequence, Tuple
 
 import numpy as np
 

@@ -31,7 +31,6 @@ def kbest_segments(
 
 def _kbest_one(scores: np.ndarray, k: int, gap: int) -> Segments:
     T, N, _ = scores.shape
-    n = N - 2
     types, seg_scores, lengths, words = [], [], [], []
     for t in range(T):
         g = scores[t]
