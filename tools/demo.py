@@ -3,16 +3,16 @@
 python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments|joint]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
-  for a short budget (1 epoch); otherwise on the embedded sample corpus.
+  for a short budget (500 steps); otherwise on the embedded sample corpus.
   The pipeline (its senter finds the sentences) parses a raw text, and a
   displaCy dependency page is written (mst_parser.html).
 - nested: with GENIA in the data directory, nested_ner trains on it for a
-  short budget (400 steps); otherwise on the embedded nested-entity sample.
+  short budget (250 steps); otherwise on the embedded nested-entity sample.
   It tags a few raw sentences (its tokenizer cuts them as GENIA does), and
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
 - segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (200 steps); otherwise on the embedded segment
+  it for a short budget (120 steps); otherwise on the embedded segment
   sample. It tags a few raw sentences, one with a discontinuous mention
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
@@ -68,12 +68,13 @@ def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
     ewt = data_dir / "ud_english_ewt"
     train_src = next(iter(sorted(ewt.glob("en_ewt-ud-train.conllu*"))), None) if ewt.exists() else None
     if train_src is not None:
-        print(f"mst_parser: training on UD English-EWT from {ewt} (1 epoch)")
+        print(f"mst_parser: training on UD English-EWT from {ewt} (500 steps)")
         corpus = Path("corpus/ud_english_ewt")
         for split, src in (("train", train_src), ("dev", ewt / "en_ewt-ud-dev.conllu")):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(src, corpus / f"{split}.spacy", lang="en")
-        config, overrides = Path("configs/mst_parser_ewt.cfg"), {"training.max_epochs": 1}
+        config = Path("configs/mst_parser_ewt.cfg")
+        overrides = {"training.max_steps": 500, "training.eval_frequency": 500}
     else:
         print("mst_parser: UD English-EWT not found, training on the embedded sample corpus")
         for split in ("train", "dev"):
@@ -104,13 +105,13 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
 
     genia = data_dir / "genia_nested_ner"
     if (genia / "train.jsonl.gz").exists() and (genia / "dev.jsonl").exists():
-        print(f"nested_ner: training on GENIA from {genia} (400 steps)")
+        print(f"nested_ner: training on GENIA from {genia} (250 steps)")
         corpus = Path("corpus/genia_nested_ner")
         for split, name in (("train", "train.jsonl.gz"), ("dev", "dev.jsonl")):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(genia / name, corpus / f"{split}.spacy", lang="en")
         config = Path("configs/nested_ner_genia.cfg")
-        overrides = {"training.max_steps": 400, "training.eval_frequency": 400}
+        overrides = {"training.max_steps": 250, "training.eval_frequency": 250}
     else:
         print("nested_ner: GENIA not found, training on the embedded nested-entity sample")
         for split in ("train", "dev"):
@@ -143,13 +144,13 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
 
     craft = data_dir / "craft"
     if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
-        print(f"overlap_segmenter: training on CRAFT from {craft} (200 steps)")
+        print(f"overlap_segmenter: training on CRAFT from {craft} (120 steps)")
         corpus = Path("corpus/craft")
         for split in ("train", "dev"):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 200, "training.eval_frequency": 200}
+        overrides = {"training.max_steps": 120, "training.eval_frequency": 120}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
