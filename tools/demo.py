@@ -74,7 +74,7 @@ def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(src, corpus / f"{split}.spacy", lang="en")
         config = Path("configs/mst_parser_ewt.cfg")
-        overrides = {"training.max_steps": 500, "training.eval_frequency": 500}
+        overrides = {"training.max_steps": 500, "training.eval_frequency": 500, "corpora.dev.limit": 100}
     else:
         print("mst_parser: UD English-EWT not found, training on the embedded sample corpus")
         for split in ("train", "dev"):
@@ -111,7 +111,7 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(genia / name, corpus / f"{split}.spacy", lang="en")
         config = Path("configs/nested_ner_genia.cfg")
-        overrides = {"training.max_steps": 250, "training.eval_frequency": 250}
+        overrides = {"training.max_steps": 250, "training.eval_frequency": 250, "corpora.dev.limit": 500}
     else:
         print("nested_ner: GENIA not found, training on the embedded nested-entity sample")
         for split in ("train", "dev"):
@@ -150,7 +150,7 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 120, "training.eval_frequency": 120}
+        overrides = {"training.max_steps": 120, "training.eval_frequency": 120, "corpora.dev.limit": 500}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
