@@ -1,4 +1,5 @@
 """Shared fixtures: the sample corpus (corpus/sample) as spaCy examples."""
+import random
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,15 @@ def sample_sentences():
     from spacy_struct.convert.conllu import read_conllu
 
     return list(read_conllu(SAMPLE / "sample-train.conllu"))
+
+
+def train_in_batches(nlp, examples, epochs: int, seed: int = 0):
+    """Initialize `nlp` on the examples and train it for `epochs` passes in
+    shuffled batches of 16 (the component tests' small training loop)."""
+    random.seed(seed)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(epochs):
+        random.shuffle(examples)
+        for i in range(0, len(examples), 16):
+            nlp.update(examples[i:i + 16], sgd=optimizer)
+    return nlp

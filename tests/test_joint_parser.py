@@ -1,7 +1,6 @@
 """The joint_parser component: training, prediction, serialization, settings,
 errors, and the treebank converters."""
 import json
-import random
 import warnings
 
 import pytest
@@ -9,7 +8,7 @@ import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.training import Example
 
-from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL
+from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL, train_in_batches
 from spacy_struct.convert.treebanks import TreebankError, convert_joint_jsonl, convert_ptb
 from spacy_struct.joint_parser import parse_brackets, set_parse, tree_of
 from spacy_struct.joint_parser.trees import constituents
@@ -23,13 +22,7 @@ def _examples(nlp, name="joint_train.spacy", limit=None):
 
 
 def _train(nlp, examples, epochs=6, seed=0):
-    random.seed(seed)
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(epochs):
-        random.shuffle(examples)
-        for i in range(0, len(examples), 16):
-            nlp.update(examples[i:i + 16], sgd=optimizer)
-    return nlp
+    return train_in_batches(nlp, examples, epochs, seed)
 
 
 @pytest.fixture(scope="module")

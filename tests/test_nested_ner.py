@@ -1,5 +1,4 @@
 """The nested_ner component: training, prediction, serialization, errors."""
-import random
 
 import numpy as np
 import pytest
@@ -7,7 +6,7 @@ import spacy
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
-from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL, SHARED_DATA
+from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL, train_in_batches, SHARED_DATA
 from spacy_struct.convert.spans_jsonl import read_spans_jsonl, sentence_to_doc
 from spacy_struct.structs.spans import outermost
 
@@ -24,13 +23,7 @@ def _examples(nlp, name="sample-nested-train.jsonl", limit=None):
 
 
 def _train(nlp, examples, epochs=8, seed=0):
-    random.seed(seed)
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(epochs):
-        random.shuffle(examples)
-        for i in range(0, len(examples), 16):
-            nlp.update(examples[i:i + 16], sgd=optimizer)
-    return nlp
+    return train_in_batches(nlp, examples, epochs, seed)
 
 
 @pytest.fixture(scope="module")
