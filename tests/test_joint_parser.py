@@ -66,7 +66,8 @@ def test_whitespace_is_never_an_entity_edge(trained, monkeypatch):
     """Even when the scores favour entities everywhere, none starts or ends
     on a whitespace token."""
     parser = trained.get_pipe("joint_parser")
-    entity = [k for k, name in enumerate(parser.labels) if "|" in name]
+    entity = [k for k, (kind, _) in enumerate(parser.label_parts.parts) if kind == "entity"]
+    assert entity
     score_docs = parser.score_docs
 
     def entities_everywhere(docs):
@@ -103,6 +104,38 @@ def test_settings_given_at_load_time_are_used(trained, tmp_path):
     nlp = spacy.load(tmp_path / "nlp", config={"components": {"joint_parser": {"set_ents": True}}})
     doc = nlp("Expression of the IL-2 gene was studied in human lymphocytes .")
     assert doc.ents and all(any(e.start == s.start and e.end == s.end for s in doc.spans["sc"]) for e in doc.ents)
+
+
+@pytest.mark.slow
+def test_a_saved_model_keeps_the_label_parts_it_was_trained_with(trained, tmp_path):
+    """factor_labels shapes the model: a load-time config cannot change it
+    (a warning says so), and a pipeline saved before the setting existed
+    scores whole labels."""
+    parser = trained.get_pipe("joint_parser")
+    assert parser.cfg["factor_labels"] and parser.label_parts.factored
+    assert parser.model.get_ref("output").get_dim("nO") == parser.label_parts.n_parts > len(parser.labels) - 1
+    texts = [eg.reference.text for eg in _examples(trained, "joint_dev.spacy", limit=5)]
+    before = [d[:]._.parse_string for d in trained.pipe(texts)]
+    trained.to_disk(tmp_path / "nlp")
+    with pytest.warns(UserWarning, match="factor_labels = False in the config, but the saved model was trained with"):
+        nlp = spacy.load(tmp_path / "nlp", config={"components": {"joint_parser": {"factor_labels": False}}})
+    assert nlp.get_pipe("joint_parser").cfg["factor_labels"] is True
+    assert [d[:]._.parse_string for d in nlp.pipe(texts)] == before
+
+    whole = spacy.blank("en")
+    whole.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False})
+    _train(whole, _examples(whole, limit=10), epochs=1)
+    assert whole.get_pipe("joint_parser").model.get_ref("output").get_dim("nO") == len(whole.get_pipe("joint_parser").labels)
+    whole.to_disk(tmp_path / "whole")
+    cfg_file = tmp_path / "whole" / "joint_parser" / "cfg"
+    cfg = json.loads(cfg_file.read_text())
+    del cfg["factor_labels"]  # as saved before the setting existed
+    cfg_file.write_text(json.dumps(cfg))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = spacy.load(tmp_path / "whole", config={"components": {"joint_parser": {"factor_labels": True}}})
+    assert old.get_pipe("joint_parser").cfg["factor_labels"] is False
+    assert old(texts[0])[:]._.parse_string == whole(texts[0])[:]._.parse_string
 
 
 def test_parse_only_mode_needs_no_entities():

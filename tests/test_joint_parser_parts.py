@@ -8,6 +8,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -17,6 +18,7 @@ from spacy_struct.joint_parser import (
     score_brackets, set_parse, to_brackets, tree_of,
 )
 from spacy_struct.joint_parser.evalb import evalb_brackets
+from spacy_struct.joint_parser.label_parts import LabelParts
 from spacy_struct.joint_parser.trees import (
     EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
 )
@@ -300,3 +302,47 @@ def test_constituents_are_scored_through_the_alignment_of_other_tokens():
     scores = score_constituents([Example(split, ref)])
     # gold S, NP, VP, NP; test S, NP(c), X(- fos), VP, NP: S, VP, NP(DNA) match
     assert scores["constituents_r"] == pytest.approx(3 / 4) and scores["constituents_p"] == pytest.approx(3 / 5)
+
+
+# --------------------------------------------------------------- label parts
+LABELS = ["NP", "NP|protein", "PP|protein", "S+VP", "|protein", "NP|DNA", "|DNA"]
+
+
+def test_a_joint_label_scores_as_its_chain_its_entity_type_and_itself():
+    parts = LabelParts(LABELS, factored=True)
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(3, 3, parts.n_parts))
+    column = {part: k for k, part in enumerate(parts.parts)}
+    S = parts.label_scores(P)
+    for k, label in enumerate(LABELS):
+        chain, _, entity = label.partition("|")
+        expected = P[:, :, column["chain", chain]]
+        if "|" in label:
+            expected = expected + P[:, :, column["entity", entity]] + P[:, :, column["joint", label]]
+        assert np.allclose(S[:, :, k], expected), label
+    # the entity part is shared: moving it moves every protein label, phrase
+    # or inserted node, and nothing else
+    moved = P.copy()
+    moved[:, :, column["entity", "protein"]] += 1.0
+    shift = parts.label_scores(moved) - S
+    for k, label in enumerate(LABELS):
+        assert np.allclose(shift[:, :, k], 1.0 if label.partition("|")[2] == "protein" else 0.0), label
+
+
+def test_the_part_gradient_is_the_adjoint_of_the_label_scores():
+    rng = np.random.default_rng(1)
+    for factored in (True, False):
+        parts = LabelParts(LABELS, factored)
+        P = rng.normal(size=(4, 4, parts.n_parts))
+        G = rng.normal(size=(4, 4, len(LABELS)))
+        assert float((parts.label_scores(P) * G).sum()) == pytest.approx(
+            float((P * parts.part_gradient(G)).sum()), rel=1e-5)
+
+
+def test_labels_without_entities_are_their_own_parts():
+    for factored in (True, False):
+        parts = LabelParts(["NP", "S+VP", "VP"], factored)
+        assert parts.n_parts == 3 and np.array_equal(parts.matrix, np.eye(3))
+    assert LabelParts(LABELS, factored=False).n_parts == len(LABELS)
+    # 4 chains ("" the inserted node), 2 types, 5 joint labels
+    assert LabelParts(LABELS, factored=True).n_parts == 4 + 2 + 5

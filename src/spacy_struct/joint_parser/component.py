@@ -14,8 +14,11 @@ labels and sentence batching are the shared `StructuredComponent`'s.
 Chart labels. A span's label is its unary chain ("S+VP") and, in the joint
 mode, the type of the entity it is ("NP|protein"; "|protein" for an entity
 node inserted over a run of children, which is no constituent). The labels
-are the ones the training data shows; each is scored on its own, which on
-GENIA leaves every joint label hundreds of examples.
+are the ones the training data shows. With `factor_labels` (the default) a
+joint label's score is the sum of shared parts, its chain's, its entity
+type's and its own (`label_parts.py`), so rare pairs such as "PP|DNA"
+learn from every DNA node and every PP; without it each label is a column
+of its own.
 
 Output: the tree in `doc.user_data` under benepar's extension names
 (`constituents.py`), and the entities in `doc.spans[spans_key]` (nested
@@ -39,6 +42,7 @@ from ..pipeline import StructuredComponent, factory_config, missing_spans_messag
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
 from .joint import JoinReport, entities_of, join_entities
+from .label_parts import LabelParts
 from .trees import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
 )
@@ -46,7 +50,9 @@ from .trees import (
 DEFAULT_JOINT_PARSER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
-JOINT_PARSER_DEFAULTS: Dict[str, Any] = {"ner": True, "spans_key": "sc", "set_ents": False}
+JOINT_PARSER_DEFAULTS: Dict[str, Any] = {
+    "ner": True, "spans_key": "sc", "set_ents": False, "factor_labels": True,
+}
 
 
 def chart_label_name(label: ChartLabel) -> str:
@@ -83,6 +89,7 @@ def make_joint_parser(
     ner: bool,
     spans_key: str,
     set_ents: bool,
+    factor_labels: bool,
     loss: str,
     margin_cost: float,
     max_unsegmented_length: int,
@@ -96,13 +103,18 @@ def make_joint_parser(
     spans_key: the `doc.spans` key gold entities are read from and
         predicted ones written to.
     set_ents: also write the outermost predicted entities to `doc.ents`.
+    factor_labels: score a joint label ("NP|protein") as the sum of its
+        chain's, its entity type's and its own score (label_parts.py), so
+        that rare pairs learn from their parts; false gives each label a
+        score of its own. Fixed by training: a saved model keeps its own.
     loss: "crf" (the tree CRF, default) or "margin" (structured hinge with
         a Hamming cost of `margin_cost` per wrong labeled span).
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
     return JointParser(
-        nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents, loss=loss,
+        nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents,
+        factor_labels=factor_labels, loss=loss,
         margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
         max_sentence_length=max_sentence_length, scorer=scorer,
     )
@@ -113,9 +125,12 @@ class JointParser(StructuredComponent):
 
     default_name = "joint_parser"
     own_defaults = JOINT_PARSER_DEFAULTS
+    #: pipelines saved before factor_labels existed scored whole labels
+    learned_settings = {"factor_labels": False}
     #: what became of the gold entities of training (see joint.py)
     join_report: JoinReport
     _warned_left_out = False
+    _label_parts: Optional[Tuple[Tuple[Tuple[str, ...], bool], LabelParts]] = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -128,6 +143,7 @@ class JointParser(StructuredComponent):
             raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
         settings["ner"] = bool(settings["ner"])
         settings["set_ents"] = bool(settings["set_ents"])
+        settings["factor_labels"] = bool(settings["factor_labels"])
         if settings["loss"] not in ("crf", "margin"):
             raise ValueError(
                 f"{name}: loss must be 'crf' or 'margin' for trees, got {settings['loss']!r}"
@@ -137,6 +153,18 @@ class JointParser(StructuredComponent):
     def structure(self) -> SpanTrees:
         """Labeled binary trees over each sentence."""
         return SpanTrees()
+
+    @property
+    def label_parts(self) -> LabelParts:
+        """How the scorer's columns sum to the chart labels' scores."""
+        key = (self.labels, self.cfg["factor_labels"])
+        if self._label_parts is None or self._label_parts[0] != key:
+            self._label_parts = (key, LabelParts(*key))
+        return self._label_parts[1]
+
+    def output_width(self, labels) -> int:
+        """One scorer column per label part (label_parts.py)."""
+        return LabelParts(labels, self.cfg["factor_labels"]).n_parts
 
     @property
     def spans_key(self) -> str:
@@ -163,7 +191,8 @@ class JointParser(StructuredComponent):
         docs, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, []
-        charts = [_with_empty_label(s) for s in scores]
+        parts = self.label_parts
+        charts = [_with_empty_label(parts.label_scores(s)) for s in scores]
         entity_columns = [k + 1 for k, name in enumerate(self.labels) if ENTITY_SEPARATOR in name]
         for (doc_i, start, end), chart in zip(batch.sents, charts):
             if not chart.shape[0]:
@@ -303,9 +332,10 @@ class JointParser(StructuredComponent):
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
         """Loss of the span scores, and their gradient (per word of the batch)."""
-        loss, grads = self.structure_loss([_with_empty_label(s) for s in scores], golds)
+        parts = self.label_parts
+        loss, grads = self.structure_loss([_with_empty_label(parts.label_scores(s)) for s in scores], golds)
         n_words = sum(batch.lengths())
-        return loss, [(g[:, :, 1:] / n_words).astype(np.float32) for g in grads]
+        return loss, [parts.part_gradient(g[:, :, 1:] / n_words) for g in grads]
 
     # ----------------------------------------------------------- initializing
     def labels_in(self, examples: Iterable[Example]) -> List[str]:

@@ -18,7 +18,8 @@ in parts a component takes as it needs them:
   gradient training loop (`update`, `get_loss`, `initialize`) over a
   registered loss (`spacy_struct.losses`) and the component's structure
   object (`spacy_struct.structs`), and the settings contract: what was
-  learned (labels) comes from disk, how to decode comes from the config.
+  learned (labels, and the settings that shape the model) comes from disk,
+  how to decode comes from the config.
 
 A component without a gradient loss (a sampler) takes `SentenceBatching`,
 `LabelSet` and `GoldErrors` and its own `update`.
@@ -214,14 +215,20 @@ class LabelSet:
             if label not in self.implicit_labels and label not in found:
                 found.append(label)
         output = self.model.get_ref("output")
-        if self.is_sized and output.get_dim("nO") != len(found):
+        width = self.output_width(found)
+        if self.is_sized and output.get_dim("nO") != width:
             raise ValueError(
                 f"{self.name}: the component is already initialized with "
-                f"{output.get_dim('nO')} labels and cannot be resized to {len(found)}; "
-                f"add a new {self.name} component for the new label set"
+                f"{output.get_dim('nO')} output columns and cannot be resized to {width} "
+                f"({len(found)} labels); add a new {self.name} component for the new label set"
             )
         self.cfg["labels"] = found
-        output.set_dim("nO", len(found))
+        output.set_dim("nO", width)
+
+    def output_width(self, labels: Sequence[str]) -> int:
+        """The output layer's number of columns for `labels`: one per label,
+        unless the component scores its labels from shared parts."""
+        return len(labels)
 
 
 class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold, TrainablePipe):
@@ -242,6 +249,10 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
     #: the component's own settings and their defaults, beside SHARED_DEFAULTS;
     #: its factory's `default_config` is built from both
     own_defaults: Dict[str, Any] = {}
+    #: own settings that shape the trained model (so a saved pipeline keeps
+    #: its own whatever the config says), with the value a pipeline saved
+    #: before the setting existed was trained with
+    learned_settings: Dict[str, Any] = {}
 
     def __init__(
         self,
@@ -296,8 +307,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         raise NotImplementedError
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "StructuredComponent":
-        """Load what was learned (labels, weights) from `path`; the settings
-        given to the component (its config) stay in force."""
+        """Load what was learned (labels, weights, `learned_settings`) from
+        `path`; the other settings given to the component (its config) stay
+        in force."""
         cfg_file = Path(path) / "cfg"
         self._load(lambda: TrainablePipe.from_disk(self, path, exclude=exclude), str(path),
                    cfg_read=lambda: cfg_file.exists())
@@ -312,7 +324,8 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
     def _load(self, load: Callable[[], Any], where: str, cfg_read: Callable[[], bool]) -> None:
         """Run `load`; a saved cfg without this MODEL_FORMAT (older pipelines
         have none) gets a clear error instead of a layer mismatch."""
-        self.cfg.pop("model_format", None)
+        for key in ("model_format", *self.learned_settings):  # to be read from what was saved
+            self.cfg.pop(key, None)
         try:
             load()
         except Exception as err:
@@ -321,7 +334,16 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
             raise
         if self.cfg.get("model_format") != MODEL_FORMAT:
             raise self._format_error(where)
+        learned = {key: self.cfg.get(key, saved_before) for key, saved_before in self.learned_settings.items()}
+        for key, value in learned.items():
+            if self._settings[key] != value:
+                warnings.warn(
+                    f"{self.name}: {key} = {self._settings[key]!r} in the config, but the "
+                    f"saved model was trained with {key} = {value!r}, which it keeps: the "
+                    f"setting shapes the model and only training can change it"
+                )
         self.cfg.update(self._settings)
+        self.cfg.update(learned)
 
     def _format_error(self, where: str) -> ValueError:
         return ValueError(
