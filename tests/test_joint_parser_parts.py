@@ -66,6 +66,19 @@ def test_untagged_words_are_written_so_that_they_read_back():
     assert constituents(back.root) == constituents(tree.root)
 
 
+def test_whitespace_words_are_written_so_that_they_read_back():
+    """spaCy's whitespace tokens ("\n\n", "  ") are leaves of the tree too."""
+    nlp = spacy.blank("en")
+    doc = nlp("Dogs  bark.\n\nCats\u00a0purr.")
+    assert [t.text for t in doc if t.is_space] == [" ", "\n\n", "\u00a0"]
+    words = [t.text for t in doc]
+    set_parse(doc, "(S (NP ( Dogs)) ( -SP-) (VP ( bark)) ( .) ( -NL--NL-) (NP ( Cats) ( -U+00A0-) ( purr)) ( .))")
+    text = doc[:]._.parse_string
+    assert "\n" not in text and "  " not in text and "\u00a0" not in text
+    assert parse_brackets(text).words == words
+    assert [n for n in text.split() if n.startswith("-")] == ["-SP-)", "-NL--NL-)", "-U+00A0-)"]
+
+
 def test_empty_elements_and_empty_constituents_are_left_out():
     tree = parse_brackets("(TOP (S (NP-SBJ (-NONE- *)) (VP (VB Go) (NP (NN home)) (ADVP )) (. .)))")
     assert tree.words == ["Go", "home", "."]

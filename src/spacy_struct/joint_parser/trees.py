@@ -38,6 +38,11 @@ ROOT_LABELS = ("TOP", "ROOT", "")
 
 _ESCAPES = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 _UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+# whitespace inside a leaf (spaCy's whitespace tokens) would end it: each
+# whitespace character is written as a name, so the brackets read back
+_SPACE_NAMES = {" ": "-SP-", "\n": "-NL-", "\t": "-TAB-"}
+_SPACE_CHARS = {v: k for k, v in _SPACE_NAMES.items()}
+_SPACE_NAME = re.compile(r"-(?:SP|NL|TAB|U\+[0-9A-F]{4,6})-")
 # "( word)": an open bracket with space after it and one word is an untagged
 # word (benepar's form); "(" alone opens a labeled bracket
 _UNTAGGED = "( "
@@ -84,17 +89,20 @@ class ParsedTree:
 
 
 def escape(word: str) -> str:
-    """A word as a PTB leaf: brackets as -LRB- etc."""
+    """A word as a PTB leaf: brackets as -LRB- etc.; whitespace characters
+    as -SP-, -NL-, -TAB- or -U+00A0- (by code point)."""
     if word in _ESCAPES:
         return _ESCAPES[word]
-    return word.replace("(", "-LRB-").replace(")", "-RRB-")
+    word = word.replace("(", "-LRB-").replace(")", "-RRB-")
+    return re.sub(r"\s", lambda m: _SPACE_NAMES.get(m.group(), f"-U+{ord(m.group()):04X}-"), word)
 
 
 def unescape(leaf: str) -> str:
     """A PTB leaf as the word it stands for (inverse of `escape`)."""
     if leaf in _UNESCAPES:
         return _UNESCAPES[leaf]
-    return leaf.replace("-LRB-", "(").replace("-RRB-", ")")
+    leaf = leaf.replace("-LRB-", "(").replace("-RRB-", ")")
+    return _SPACE_NAME.sub(lambda m: _SPACE_CHARS.get(m.group()) or chr(int(m.group()[3:-1], 16)), leaf)
 
 
 def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
