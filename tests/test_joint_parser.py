@@ -2,6 +2,7 @@
 errors, and the treebank converters."""
 import json
 import warnings
+from collections import Counter
 
 import pytest
 import spacy
@@ -136,6 +137,27 @@ def test_a_saved_model_keeps_the_label_parts_it_was_trained_with(trained, tmp_pa
         old = spacy.load(tmp_path / "whole", config={"components": {"joint_parser": {"factor_labels": True}}})
     assert old.get_pipe("joint_parser").cfg["factor_labels"] is False
     assert old(texts[0])[:]._.parse_string == whole(texts[0])[:]._.parse_string
+
+
+@pytest.mark.slow
+def test_the_bench_scores_the_entities_by_where_they_sit_in_the_gold_tree(trained, tmp_path):
+    from tools.bench.joint import PLACES, entity_places, evaluate, format_table
+    from tools.bench.systems import System
+
+    trained.to_disk(tmp_path / "nlp")
+    system = System("ours", tmp_path / "nlp")
+    examples = evaluate([system], SAMPLE / "joint_dev.spacy", repeats=1)
+    # the places agree with the converter's count of the same file
+    report = convert_joint_jsonl(SAMPLE / "sample-joint-dev.jsonl", tmp_path / "dev.spacy").joined
+    counted = Counter(place for found in entity_places(examples) for place in found.values())
+    assert counted == {key: n for key, n in (("constituents", report.constituents), ("words", report.words),
+                                             ("runs", report.runs), ("crossing", len(report.crossing))) if n}
+    table = format_table([system], examples)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in table.splitlines()
+            if line.startswith("| a ") or line.startswith("| crossing")}
+    assert [int(cells[0].replace(",", "")) for cells in rows.values()] == [counted[key] for key, _ in PLACES]
+    recall = {key: float(rows[text][1].strip(" |")) for key, text in PLACES if counted[key]}
+    assert recall["constituents"] > 80  # the sample's phrases are learned
 
 
 def test_parse_only_mode_needs_no_entities():

@@ -113,8 +113,9 @@ def main(argv=None) -> int:
         elif args.what == "joint":
             from .joint import evaluate, format_table
 
-            n_words, n_sents = evaluate(systems, args.dev, args.repeats, args.spans_key, args.supar_bin)
-            table = format_table(systems, args.spans_key)
+            examples = evaluate(systems, args.dev, args.repeats, args.spans_key, args.supar_bin)
+            n_words, n_sents = sum(len(eg.reference) for eg in examples), len(examples)
+            table = format_table(systems, examples, args.spans_key)
         elif args.what == "segments":
             from .segments import evaluate, format_table
 

@@ -115,6 +115,7 @@ def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> Non
     if any(spans_key in d.spans for d in parsed):
         pairs = [Example(d, eg.reference) for d, eg in zip(parsed, examples)]
         system.scores.update(score_nested_spans(pairs, spans_key=spans_key))
+        system.entities = [{(s.start, s.end, s.label_) for s in d.spans.get(spans_key, [])} for d in parsed]
     system.scores["sents_per_second"] = len(examples) / system.best_time
 
 
@@ -166,10 +167,57 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, spans_key: 
             system.path = Path("supar:" + str(system.path))
         else:
             _run_pipeline(system, examples, repeats, spans_key)
-    return sum(len(eg.reference) for eg in examples), len(examples)
+    return examples
 
 
-def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
+#: how a gold entity sits in the gold tree (joint.join_entities), in table order
+PLACES = (("constituents", "a phrase"), ("words", "a single word with no phrase"),
+          ("runs", "a run of children of one node"),
+          ("crossing", "crossing a bracket (cannot be a node)"))
+
+
+def entity_places(examples, spans_key: str = "sc"):
+    """The place of every gold entity: one dict per example, from (start,
+    end, label) to a key of PLACES, each entity joined into the gold tree
+    alone (so it is never left out for sharing its words with another)."""
+    from spacy_struct.joint_parser.constituents import tree_of
+    from spacy_struct.joint_parser.joint import join_entities
+
+    places = []
+    for eg in examples:
+        n = len(eg.reference)
+        found = {}
+        for span in eg.reference.spans.get(spans_key, []):
+            entity = (span.start, span.end, span.label_)
+            _, report = join_entities(tree_of(eg.reference, 0, n), n, [entity])
+            found[entity] = next(key for key, _ in PLACES if getattr(report, key))
+        places.append(found)
+    return places
+
+
+def format_places(systems: Sequence[System], examples, spans_key: str = "sc") -> str:
+    """Entity recall of every system with entities, by where the gold
+    entity sits in the gold tree."""
+    with_entities = [s for s in systems if s.entities is not None]
+    if not with_entities:
+        return ""
+    places = entity_places(examples, spans_key)
+    lines = ["| gold entity is | dev entities | " + " | ".join(f"recall: {s.label}" for s in with_entities) + " |",
+             "|---|---|" + "---|" * len(with_entities)]
+    for key, text in PLACES:
+        total = sum(1 for found in places for place in found.values() if place == key)
+        cells = []
+        for s in with_entities:
+            hit = sum(1 for found, pred in zip(places, s.entities) for ent, place in found.items()
+                      if place == key and ent in pred)
+            cells.append(f"{100 * hit / total:.1f}" if total else "-")
+        lines.append(f"| {text} | {total:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def format_table(systems: Sequence[System], examples, spans_key: str = "sc") -> str:
+    """The table of parse and entity scores and speeds, then the one of
+    entity recall by where the gold entity sits in the tree."""
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}"
     k = f"spans_{spans_key}"
     base = systems[0].scores.get("sents_per_second")
@@ -192,6 +240,9 @@ def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
     if checked:
         lines += ["", "The C evalb (COLLINS.prm) on the same predicted trees gives the same parse F1 "
                   "to two decimals: " + "; ".join(checked) + "."]
+    places = format_places(systems, examples, spans_key)
+    if places:
+        lines += ["", "Entity recall by where the gold entity sits in the gold tree:", "", places]
     return "\n".join(lines)
 
 

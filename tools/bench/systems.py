@@ -39,6 +39,8 @@ class System:
     scores: Dict[str, object] = field(default_factory=dict)
     best_time: float = float("inf")
     nonproj_sents: float = 0.0
+    #: predicted entities per dev doc, (start, end, label) sets (joint bench)
+    entities: Optional[list] = None
 
 
 def parse_spec(spec: str) -> System:
