@@ -5,6 +5,8 @@ python -m spacy_struct convert spans-jsonl INPUT OUTPUT [--spans-key sc] [--cros
 python -m spacy_struct convert craft INPUT OUTPUT [--spans-key sc] [--lang en]
 python -m spacy_struct convert ptb INPUT OUTPUT [--lang en]
 python -m spacy_struct convert joint-jsonl INPUT OUTPUT [--spans-key sc] [--lang en]
+python -m spacy_struct convert sigmorphon INPUT OUTPUT [--level word|sentence]
+python -m spacy_struct convert ud-morphs INPUT OUTPUT
 """
 from __future__ import annotations
 
@@ -55,6 +57,20 @@ def main(argv=None) -> int:
     joint.add_argument("output", type=Path, help=".spacy file to write")
     joint.add_argument("--spans-key", default="sc", help="key in doc.spans for the entities")
     joint.add_argument("--lang", default="en", help="language code of the vocab")
+    sigmorphon = formats.add_parser(
+        "sigmorphon", help="SIGMORPHON 2022 segmentation TSV, word or sentence level (token._.morphs)"
+    )
+    sigmorphon.add_argument("input", type=Path)
+    sigmorphon.add_argument("output", type=Path, help=".spacy file to write")
+    sigmorphon.add_argument(
+        "--level", choices=("word", "sentence"), default=None,
+        help="word or sentence level (default: from the file name, LANG.word.SPLIT.tsv)",
+    )
+    ud_morphs = formats.add_parser(
+        "ud-morphs", help="CoNLL-U surface tokens, multiword tokens' words as morphs (token._.morphs)"
+    )
+    ud_morphs.add_argument("input", type=Path)
+    ud_morphs.add_argument("output", type=Path, help=".spacy file to write")
     args = parser.parse_args(argv)
 
     if args.command == "convert" and args.format == "conllu":
@@ -102,6 +118,20 @@ def main(argv=None) -> int:
             else:
                 report = convert_joint_jsonl(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
         except (TreebankError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}")
+        for line in report.lines():
+            print(f"  {line}")
+    if args.command == "convert" and args.format in ("sigmorphon", "ud-morphs"):
+        from .convert.morphology import MorphologyFormatError, convert_sigmorphon, convert_ud_morphs
+
+        try:
+            if args.format == "sigmorphon":
+                report = convert_sigmorphon(args.input, args.output, args.level)
+            else:
+                report = convert_ud_morphs(args.input, args.output)
+        except (MorphologyFormatError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         print(f"{args.input} -> {args.output}")

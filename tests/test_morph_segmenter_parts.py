@@ -1,0 +1,231 @@
+"""morph_segmenter's parts: token._.morphs and its storage, the converters,
+and the scorers."""
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from spacy_struct.convert.morphology import (
+    CANONICAL_KEY, CATEGORY_KEY, MorphologyFormatError, convert_sigmorphon, convert_ud_morphs,
+)
+from spacy_struct.morph_segmenter.morphs import Morphs, MorphsError, doc_morphs, write_morphs
+from spacy_struct.morph_segmenter.scoring import (
+    boundary_counts, lcs_length, levenshtein, score_morphs, sigmorphon_pairs, sigmorphon_scores,
+)
+
+from conftest import SHARED_DATA as DATA
+
+
+# ---------------------------------------------------------------- morphs
+def test_morphs_know_their_stem_affixes_and_cuts():
+    m = Morphs(("un", "help", "ful", "ly"))
+    assert (m.prefixes, m.stem, m.suffixes, m.cuts, m.tag) == (("un",), "help", ("ful", "ly"), (2, 6, 9), None)
+    assert Morphs(("re", "do"), stem=1, tag=3).suffixes == () and Morphs(("re", "do"), stem=1, tag=3).tag == 3
+    assert Morphs.from_cuts("unhelpful", [2, 6]) == ("un", "help", "ful")
+    with pytest.raises(ValueError, match="not increasing"):
+        Morphs.from_cuts("unhelpful", [6, 2])
+    with pytest.raises(ValueError, match="stem position 4"):
+        Morphs(("a", "b"), stem=4)
+
+
+def test_morphs_are_stored_per_token_and_survive_docbin_and_bytes():
+    nlp = spacy.blank("en")
+    doc = nlp("the unhelpful dogs")
+    doc[1]._.morphs = ["un", "help", "ful"]
+    doc[2]._.morphs = Morphs(("dog", "s"), stem=0, tag=2)
+    assert doc[0]._.morphs is None and doc[1]._.morphs.stem == "help"
+    db = DocBin(store_user_data=True)
+    db.add(doc)
+    back = list(DocBin().from_bytes(db.to_bytes()).get_docs(nlp.vocab))[0]
+    again = Doc(nlp.vocab).from_bytes(doc.to_bytes())
+    for d in (back, again):
+        assert doc_morphs(d) == [None, ("un", "help", "ful"), ("dog", "s")]
+        assert d[2]._.morphs.tag == 2 and d[2]._.morphs.stem_index == 0
+    doc[1]._.morphs = None
+    assert doc[1]._.morphs is None and doc[2]._.morphs == ("dog", "s")
+
+
+def test_morphs_that_are_not_the_word_are_refused_naming_it():
+    doc = spacy.blank("en")("the dogs")
+    with pytest.raises(MorphsError, match="token 1 'dogs'.*do not concatenate"):
+        doc[1]._.morphs = ["dog", "z"]
+    with pytest.raises(MorphsError, match="the string 'dogs'"):
+        doc[1]._.morphs = "dogs"
+    with pytest.raises(MorphsError, match="non-empty"):
+        write_morphs(doc, {1: ["dogs", ""]})
+    doc[1]._.morphs = ["dog", "s"]
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[0:2])
+    with pytest.raises(ValueError, match="retokenized"):
+        doc[0]._.morphs
+
+
+# -------------------------------------------------------------- converters
+def test_sigmorphon_words_keep_surface_gold_and_count_canonical_gold(tmp_path):
+    path = tmp_path / "xx.word.train.tsv"
+    path.write_text("dogs\tdog @@s\t100\nran\trun @@ed\t100\nstáti (se)\tstá @@ti (se)\t010\n", encoding="utf8")
+    report = convert_sigmorphon(path, tmp_path / "w.spacy")
+    assert (report.items, report.tokens, report.recoverable, report.not_recoverable) == (3, 3, 2, 1)
+    docs = list(DocBin().from_disk(tmp_path / "w.spacy").get_docs(spacy.blank("xx").vocab))
+    assert [len(d) for d in docs] == [1, 1, 1]  # a word with a space is still one word
+    assert [d[0]._.morphs for d in docs] == [("dog", "s"), None, ("stá", "ti (se)")]
+    assert docs[1].user_data[CANONICAL_KEY] == ("run", "ed") and docs[2].user_data[CATEGORY_KEY] == "010"
+    assert any("do not concatenate" in line for line in report.lines())
+
+
+def test_sigmorphon_sentences_align_words_and_keep_misaligned_ones_for_the_metric(tmp_path):
+    path = tmp_path / "xx.sentence.dev.tsv"
+    path.write_text("The dogs ran .\tThe dog @@s run @@ed .\nArm & Hammer\tArm & West ham @@er\n", encoding="utf8")
+    report = convert_sigmorphon(path, tmp_path / "s.spacy")
+    assert (report.items, report.tokens, report.recoverable, report.not_recoverable) == (2, 7, 3, 1)
+    assert (report.misaligned_items, report.misaligned_tokens) == (1, 3)
+    first, second = DocBin().from_disk(tmp_path / "s.spacy").get_docs(spacy.blank("xx").vocab)
+    assert doc_morphs(first) == [("The",), ("dog", "s"), None, (".",)]
+    assert doc_morphs(second) == [None, None, None]
+    assert second.user_data[CANONICAL_KEY] == ("Arm", "&", "West", "ham", "er")
+    with pytest.raises(MorphologyFormatError, match="cannot tell word from sentence"):
+        convert_sigmorphon(tmp_path / "other.tsv", tmp_path / "o.spacy")
+    (tmp_path / "bad.word.tsv").write_text("dogs\n", encoding="utf8")
+    with pytest.raises(MorphologyFormatError, match="bad.word.tsv:1: expected"):
+        convert_sigmorphon(tmp_path / "bad.word.tsv", tmp_path / "o.spacy")
+
+
+def test_ud_multiword_tokens_are_morphs_of_their_surface_token(tmp_path):
+    rows = [
+        "# text = מתאילנד לישראל.",
+        "1-2\tמתאילנד\t_\t_\t_\t_\t_\t_\t_\t_",
+        "1\tמ\tמ\tADP\tADP\t_\t2\tcase\t_\t_",
+        "2\tתאילנד\tתאילנד\tPROPN\tPROPN\t_\t0\troot\t_\t_",
+        "3-4\tלישראל\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No",
+        "3\tל\tל\tADP\tADP\t_\t4\tcase\t_\t_",
+        "4\tהישראל\tישראל\tPROPN\tPROPN\t_\t2\tobl\t_\t_",
+        "5\t.\t.\tPUNCT\tPUNCT\t_\t2\tpunct\t_\t_",
+    ]
+    path = tmp_path / "x.conllu"
+    path.write_text("\n".join(rows) + "\n\n", encoding="utf8")
+    report = convert_ud_morphs(path, tmp_path / "x.spacy")
+    assert (report.tokens, report.recoverable, report.not_recoverable, report.segmented) == (3, 2, 1, 1)
+    doc = list(DocBin().from_disk(tmp_path / "x.spacy").get_docs(spacy.blank("he").vocab))[0]
+    assert doc.text == "מתאילנד לישראל. " and doc_morphs(doc) == [("מ", "תאילנד"), None, (".",)]
+    assert doc.user_data[CANONICAL_KEY] == ("מ", "תאילנד", "ל", "הישראל", ".")
+
+
+@pytest.mark.skipif(not (DATA / "sigmorphon2022_segmentation").exists(), reason="SIGMORPHON data absent")
+@pytest.mark.parametrize("name, share", [("word/ces.word.dev.tsv", 100.0), ("word/mon.word.dev.tsv", 34.4),
+                                         ("sentence/eng.sentence.dev.tsv", 94.1),
+                                         ("sentence/mon.sentence.dev.tsv", 61.5)])
+def test_the_surface_recoverable_shares_of_the_shared_task_sets(tmp_path, name, share):
+    report = convert_sigmorphon(DATA / "sigmorphon2022_segmentation" / name, tmp_path / "x.spacy")
+    assert round(100 * report.recoverable / report.tokens, 1) == share
+
+
+# ---------------------------------------------------------------- scoring
+def _pair(words, gold, pred):
+    nlp = spacy.blank("xx")
+    ref, hyp = Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words)
+    write_morphs(ref, {i: m for i, m in enumerate(gold) if m is not None})
+    write_morphs(hyp, {i: m for i, m in enumerate(pred) if m is not None})
+    return Example(hyp, ref)
+
+
+def _boundaries_by_characters(word, morphs):
+    """Boundaries as the character positions after which "|" falls in the
+    joined morphs: another way of counting them."""
+    joined = "|".join(morphs)
+    return {k - n for n, k in enumerate(i for i, c in enumerate(joined) if c == "|")}
+
+
+def test_boundary_scores_weigh_tokens_or_types():
+    examples = [
+        _pair(["dogs", "dogs", "cat"], [("dog", "s"), ("dog", "s"), ("cat",)], [("do", "gs"), ("do", "gs"), ("c", "at")]),
+        _pair(["walked", "dogs", "xyz"], [("walk", "ed"), ("dog", "s"), None], [("walk", "ed"), None, ("x", "yz")]),
+    ]
+    # the reference counts, by characters, over the tokens with gold
+    def count(by_type):
+        correct = predicted = gold = 0
+        seen = set()
+        for eg in examples:
+            for t, g, p in zip(eg.reference, doc_morphs(eg.reference), doc_morphs(eg.predicted)):
+                if g is None or (by_type and t.text in seen):
+                    continue
+                seen.add(t.text)
+                gb = _boundaries_by_characters(t.text, g)
+                pb = _boundaries_by_characters(t.text, p or (t.text,))
+                correct, predicted, gold = correct + len(gb & pb), predicted + len(pb), gold + len(gb)
+        return correct, predicted, gold
+    assert boundary_counts(examples) == count(False) == (1, 4, 4)
+    assert boundary_counts(examples, by_type=True) == count(True)
+    scores = score_morphs(examples)
+    assert scores["morph_boundary_p"] == pytest.approx(1 / 4) and scores["morph_type_boundary_r"] == pytest.approx(1 / 2)
+
+
+def _lcs_brute(a, b):
+    for k in range(min(len(a), len(b)), -1, -1):
+        subs = set(itertools.combinations(a, k))
+        if any(s in subs for s in itertools.combinations(b, k)):
+            return k
+    return 0
+
+
+def _levenshtein_brute(a, b):
+    if not a or not b:
+        return len(a) + len(b)
+    return min(_levenshtein_brute(a[1:], b) + 1, _levenshtein_brute(a, b[1:]) + 1,
+               _levenshtein_brute(a[1:], b[1:]) + (a[0] != b[0]))
+
+
+def test_lcs_and_edit_distance_match_brute_force():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(200):
+        a = [rng.choice("abc") for _ in range(rng.randint(0, 6))]
+        b = [rng.choice("abc") for _ in range(rng.randint(0, 6))]
+        assert lcs_length(a, b) == _lcs_brute(a, b)
+        assert levenshtein("".join(a), "|".join(b)) == _levenshtein_brute("".join(a), "|".join(b))
+
+
+def test_the_shared_task_metric_reads_canonical_gold_and_splits_morphs_at_spaces():
+    nlp = spacy.blank("xx")
+    ref = Doc(nlp.vocab, words=["státi (se)"])
+    ref.user_data[CANONICAL_KEY] = ["stá", "ti (se)"]
+    hyp = Doc(nlp.vocab, words=["státi (se)"])
+    hyp[0]._.morphs = ["státi", " (se)"]
+    assert sigmorphon_pairs([Example(hyp, ref)]) == [(["stá", "ti", "(se)"], ["státi", "", "(se)"])]
+    scores = sigmorphon_scores([(["run", "ed"], ["ran"]), (["dog", "s"], ["dog", "s"])])
+    assert scores["sigmorphon_p"] == pytest.approx(2 / 3) and scores["sigmorphon_r"] == pytest.approx(2 / 4)
+    assert scores["sigmorphon_distance"] == pytest.approx((levenshtein("run|ed", "ran") + 0) / 2)
+
+
+@pytest.mark.skipif(not os.environ.get("SPACY_STRUCT_SIGMORPHON_EVAL")
+                    or not (DATA / "sigmorphon2022_segmentation").exists(),
+                    reason="set SPACY_STRUCT_SIGMORPHON_EVAL to the shared task's evaluate.py (and the data)")
+@pytest.mark.parametrize("name", ["sentence/eng.sentence.dev.tsv", "word/mon.word.dev.tsv"])
+def test_the_shared_task_metric_equals_its_official_script(tmp_path, name):
+    """Every word split at every other character against the gold, scored by
+    ours and by the shared task's evaluate.py."""
+    source = DATA / "sigmorphon2022_segmentation" / name
+    convert_sigmorphon(source, tmp_path / "gold.spacy")
+    nlp = spacy.blank("xx")
+    examples = []
+    lines = []
+    for ref in DocBin().from_disk(tmp_path / "gold.spacy").get_docs(nlp.vocab):
+        hyp = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref])
+        write_morphs(hyp, {t.i: [t.text[k:k + 2] for k in range(0, len(t.text), 2)] for t in hyp})
+        examples.append(Example(hyp, ref))
+        words = [" @@".join(m) for m in doc_morphs(hyp)]
+        lines.append(f"{ref.text}\t{' '.join(words)}")
+    (tmp_path / "guess.tsv").write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = subprocess.run([sys.executable, os.environ["SPACY_STRUCT_SIGMORPHON_EVAL"], "--gold", str(source),
+                          "--guess", str(tmp_path / "guess.tsv")], capture_output=True, text=True, check=True).stdout
+    official = dict(line.split("\t") for line in out.splitlines() if "\t" in line)
+    ours = sigmorphon_scores(sigmorphon_pairs(examples))
+    assert f"{100 * ours['sigmorphon_f']:.2f}" == official["f_measure"]
+    assert f"{100 * ours['sigmorphon_p']:.2f}" == official["precision"]
+    assert f"{ours['sigmorphon_distance']:.2f}" == official["distance"]
