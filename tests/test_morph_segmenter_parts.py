@@ -4,7 +4,6 @@ import itertools
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import spacy
