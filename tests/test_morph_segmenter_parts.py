@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -228,3 +229,90 @@ def test_the_shared_task_metric_equals_its_official_script(tmp_path, name):
     assert f"{100 * ours['sigmorphon_f']:.2f}" == official["f_measure"]
     assert f"{100 * ours['sigmorphon_p']:.2f}" == official["precision"]
     assert f"{ours['sigmorphon_distance']:.2f}" == official["distance"]
+
+
+# ---------------------------------------------------------------- sampler
+SETTINGS = {"gamma_length": 0.5, "gamma_segments": 0.5, "gamma_prefix": 1 / 1.1, "gamma_stem": 1e-4,
+            "gamma_suffix": 1 / 1.1, "alpha": 0.1, "alpha_emission": 1e-5, "alpha_transition": 1.0,
+            "betas": (0.6, 0.1, 0.3)}
+STAGES = [(1, False, False), (3, False, False), (3, True, False), (3, True, True)]
+
+
+def _toy_sampler(seed=0):
+    from spacy_struct.morph_segmenter._sampler import MorphSampler
+    from spacy_struct.morph_segmenter.context import build_context
+    from spacy_struct.morph_segmenter.hypotheses import build_hypotheses
+
+    words = ["walks", "walked", "talks", "talked", "the", "dog", "dogs", "unwalked", "walk", "."]
+    rng = np.random.default_rng(seed)
+    sentences = [list(rng.integers(0, len(words), size=rng.integers(1, 7))) for _ in range(12)]
+    sentences.append([6, 6, 0])  # a type next to itself
+    for i in range(len(words)):  # every type has tokens
+        sentences.append([i])
+    table = build_hypotheses(words, clamped={3: ((4,), 0)})
+    context = build_context(sentences, words)
+    return MorphSampler(table, context, 3, SETTINGS, seed), table, sentences, words
+
+
+def _reference(sampler, table, sentences, words, stage, tags=None, hyps=None):
+    from brute_force_morphs import log_joint, segmentation_of
+
+    tags = list(sampler.tags_array) if tags is None else tags
+    hyps = list(sampler.hyps_array) if hyps is None else hyps
+    return log_joint([segmentation_of(table, h) for h in hyps], tags, sentences, words, SETTINGS, *stage)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_move_of_the_sampler_follows_the_joint_recomputed_from_scratch(stage):
+    sampler, table, sentences, words = _toy_sampler()
+    for k, earlier in enumerate(STAGES[:STAGES.index(stage) + 1]):
+        sampler.set_stage(*earlier)
+        sampler.sweep()
+    assert sampler.log_joint() == pytest.approx(_reference(sampler, table, sentences, words, stage), abs=1e-8)
+    for i in range(table.n_types):
+        weights = sampler.conditional(i)
+        expected = np.zeros_like(weights)
+        for t in range(weights.shape[0]):
+            for k, h in enumerate(table.hypotheses_of(i)):
+                tags, hyps = list(sampler.tags_array), list(sampler.hyps_array)
+                tags[i], hyps[i] = t, h
+                expected[t, k] = _reference(sampler, table, sentences, words, stage, tags, hyps)
+        got = weights - weights.max()
+        want = expected - expected.max()
+        assert np.allclose(got, want, atol=1e-8), (stage, words[i])
+
+
+def test_the_sampler_is_reproducible_and_keeps_clamped_types():
+    runs = []
+    for _ in range(2):
+        sampler, table, _, _ = _toy_sampler(seed=3)
+        for stage in STAGES:
+            sampler.set_stage(*stage)
+            for _ in range(5):
+                sampler.sweep()
+        runs.append((sampler.tags_array.copy(), sampler.hyps_array.copy(), sampler.log_joint()))
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0][:2], runs[1][:2])) and runs[0][2] == runs[1][2]
+    assert runs[0][1][3] == table.type_start[3]  # "talked" stays talk + ed
+
+
+def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
+    from brute_force_morphs import log_joint, segmentation_of
+    from spacy_struct.morph_segmenter.hypotheses import build_hypotheses
+
+    sampler, table, sentences, words = _toy_sampler()
+    sampler.set_stage(3, False, False)
+    for _ in range(20):
+        sampler.sweep()
+    ids = {s: k for k, s in enumerate(table.morph_strings)}
+    known = len(ids)
+    new = build_hypotheses(["talking"], morph_ids=ids)
+    new_lengths = np.array([len(s) for s in new.morph_strings[known:]], dtype=np.int32)
+    tag, h = sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, new_lengths)
+    segs = [segmentation_of(table, x) for x in sampler.hyps_array]
+    tags = list(sampler.tags_array)
+    scores = {}
+    for t in range(3):
+        for k in range(len(new.n_morphs)):
+            scores[t, k] = log_joint(segs + [segmentation_of(new, k)], tags + [t], sentences, words + ["talking"],
+                                     SETTINGS, 3, False, False)
+    assert scores[tag, h] == pytest.approx(max(scores.values()), abs=1e-9)

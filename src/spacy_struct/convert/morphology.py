@@ -28,15 +28,10 @@ from typing import Iterator, List, Optional, Tuple
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from ..morph_segmenter.morphs import write_morphs
+from ..morph_segmenter.morphs import CANONICAL_KEY, CATEGORY_KEY, write_morphs
 from . import open_text
 
-#: user_data key of an item's gold morphs as the corpus gives them (a list
-#: of strings, the item's words' morphs in order)
-CANONICAL_KEY = "spacy_struct.canonical_morphs"
-#: user_data key of a SIGMORPHON word's category (inflection, derivation,
-#: compounding flags, e.g. "110")
-CATEGORY_KEY = "spacy_struct.morph_category"
+__all__ = ["CANONICAL_KEY", "CATEGORY_KEY", "convert_sigmorphon", "convert_ud_morphs", "read_sigmorphon"]
 
 
 class MorphologyFormatError(ValueError):

@@ -18,6 +18,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from spacy.tokens import Doc, Token
 
 USER_DATA_KEY = "spacy_struct.morphs"
+#: user_data key of an item's gold morphs as its corpus gives them, canonical
+#: or not (a list of strings, the item's words' morphs in order), written by
+#: the converters for the SIGMORPHON metric
+CANONICAL_KEY = "spacy_struct.canonical_morphs"
+#: user_data key of a SIGMORPHON word's category (inflection, derivation,
+#: compounding flags, e.g. "110")
+CATEGORY_KEY = "spacy_struct.morph_category"
 
 
 class Morphs(tuple):

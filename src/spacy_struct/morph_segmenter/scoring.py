@@ -27,8 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.training import Example
 
-from ..convert.morphology import CANONICAL_KEY
-from .morphs import doc_morphs
+from .morphs import CANONICAL_KEY, doc_morphs
 
 
 def _prf(correct: int, predicted: int, gold: int, prefix: str) -> Dict[str, float]:

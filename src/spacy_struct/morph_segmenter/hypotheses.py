@@ -1,0 +1,144 @@
+"""The segmentations a word type may take, as arrays for the sampler.
+
+Lee et al. (2011) let a word be prefix* stem suffix* with exactly one stem,
+at most two prefixes and two suffixes (so at most five morphs), and a stem
+not shorter than any affix; every segmentation meeting these constraints is
+a hypothesis of the type (10 for a word of 4 characters, 66 for 8, 553 for
+15). A type whose segmentation is known (semi-supervised gold) has that
+one hypothesis, whatever its shape; a word with no letter, or with a digit,
+or longer than `max_length`, has only itself.
+
+All hypotheses of all types are stored once, in CSR form (`HypothesisTable`):
+the morphs of hypothesis h are `morphs[h, :n_morphs[h]]` (ids into the
+morph strings, shared across roles, as the master lexicon L* is), its stem
+is the one at `stem_pos[h]`, the morphs before are prefixes and after
+suffixes; the hypotheses of type i are `type_start[i]:type_start[i + 1]`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+Segmentation = Tuple[Tuple[int, ...], int]  # (cut offsets inside the word, stem position)
+
+
+def _splits(start: int, end: int, max_pieces: int) -> Iterator[Tuple[int, ...]]:
+    """The ways to cut [start, end) into 1..max_pieces pieces, as their end
+    offsets (nothing for an empty range)."""
+    if start == end:
+        yield ()
+        return
+    if max_pieces < 1:
+        return
+    yield (end,)
+    if max_pieces >= 2:
+        for first in range(start + 1, end):
+            for rest in _splits(first, end, max_pieces - 1):
+                yield (first, *rest)
+
+
+def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2) -> List[Segmentation]:
+    """Every segmentation of a word of `length` characters under the
+    constraints above: (cuts, stem position), the unsegmented word first."""
+    out: List[Segmentation] = [((), 0)]
+    for a in range(length):
+        for b in range(a + 1, length + 1):
+            if (a, b) == (0, length):
+                continue
+            stem = b - a
+            for prefix_ends in _splits(0, a, max_prefixes):
+                edges = (0, *prefix_ends)
+                if any(y - x > stem for x, y in zip(edges, edges[1:])):
+                    continue
+                for suffix_ends in _splits(b, length, max_suffixes):
+                    edges_s = (b, *suffix_ends)
+                    if any(y - x > stem for x, y in zip(edges_s, edges_s[1:])):
+                        continue
+                    cuts = tuple(c for c in (*prefix_ends, b, *suffix_ends) if 0 < c < length)
+                    out.append((cuts, len(prefix_ends)))
+    return out
+
+
+def is_segmentable(word: str, max_length: int) -> bool:
+    """Whether a word gets hypotheses beyond itself: it has a letter, no
+    digit, and at most `max_length` characters."""
+    return (0 < len(word) <= max_length and any(c.isalpha() for c in word)
+            and not any(c.isdigit() for c in word))
+
+
+@dataclass
+class HypothesisTable:
+    """All hypotheses of all word types (see the module's docstring)."""
+
+    morph_strings: List[str]
+    morph_length: np.ndarray       # (n_morph_strings,) int32
+    morphs: np.ndarray             # (n_hyps, max_morphs) int32, -1 padded
+    n_morphs: np.ndarray           # (n_hyps,) int32
+    stem_pos: np.ndarray           # (n_hyps,) int32
+    type_start: np.ndarray         # (n_types + 1,) int64
+    cuts: List[Tuple[int, ...]]    # per hypothesis, its cut offsets
+
+    @property
+    def n_types(self) -> int:
+        return len(self.type_start) - 1
+
+    def hypotheses_of(self, i: int) -> range:
+        """The hypothesis ids of type i."""
+        return range(int(self.type_start[i]), int(self.type_start[i + 1]))
+
+
+def build_hypotheses(
+    words: Sequence[str],
+    clamped: Optional[Dict[int, Segmentation]] = None,
+    max_prefixes: int = 2,
+    max_suffixes: int = 2,
+    max_length: int = 30,
+    morph_ids: Optional[Dict[str, int]] = None,
+) -> HypothesisTable:
+    """The hypotheses of every type of `words` (a type per entry).
+
+    clamped: type index to its known segmentation, its only hypothesis.
+    morph_ids: morph strings already interned (a saved model's), extended
+        in place; new strings get the next ids.
+    """
+    clamped = clamped or {}
+    ids: Dict[str, int] = morph_ids if morph_ids is not None else {}
+    cache: Dict[int, List[Segmentation]] = {}
+    rows: List[List[int]] = []
+    stems: List[int] = []
+    all_cuts: List[Tuple[int, ...]] = []
+    starts = [0]
+    for i, word in enumerate(words):
+        if i in clamped:
+            options = [clamped[i]]
+        elif is_segmentable(word, max_length):
+            n = len(word)
+            if n not in cache:
+                cache[n] = segmentations(n, max_prefixes, max_suffixes)
+            options = cache[n]
+        else:
+            options = [((), 0)]
+        for cuts, stem in options:
+            edges = (0, *cuts, len(word))
+            rows.append([ids.setdefault(word[x:y], len(ids)) for x, y in zip(edges, edges[1:])])
+            stems.append(stem)
+            all_cuts.append(tuple(cuts))
+        starts.append(len(rows))
+    width = max((len(r) for r in rows), default=1)
+    morphs = np.full((len(rows), width), -1, dtype=np.int32)
+    for h, row in enumerate(rows):
+        morphs[h, :len(row)] = row
+    strings = [""] * len(ids)
+    for s, k in ids.items():
+        strings[k] = s
+    return HypothesisTable(
+        morph_strings=strings,
+        morph_length=np.array([len(s) for s in strings], dtype=np.int32),
+        morphs=morphs,
+        n_morphs=np.array([len(r) for r in rows], dtype=np.int32),
+        stem_pos=np.array(stems, dtype=np.int32),
+        type_start=np.array(starts, dtype=np.int64),
+        cuts=all_cuts,
+    )
