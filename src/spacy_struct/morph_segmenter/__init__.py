@@ -1,9 +1,21 @@
-"""Morphological segmentation: `token._.morphs` (morphs.py), its scores
-(scoring.py)."""
+"""`morph_segmenter`: morphological segmentation with syntactic context
+(Lee, Haghighi & Barzilay 2011).
+
+- `morphs.py`: `token._.morphs`, stored in `doc.user_data`.
+- `hypotheses.py`, `context.py`: the segmentations a word type may take and
+  the token context of each type, as arrays.
+- `_sampler.pyx`: the collapsed, type-blocked Gibbs sampler (Cython).
+- `model.py`: settings, staged learning, segmenting with the lexicon.
+- `component.py`: the spaCy component.
+- `scoring.py`: boundary P/R/F and the SIGMORPHON 2022 metric.
+"""
+from .component import MorphSegmenter, make_morph_segmenter, make_morph_segmenter_scorer, score_morph_segmentation
+from .model import STAGES, MorphModel, MorphSettings
 from .morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 
 __all__ = [
-    "Morphs", "MorphsError", "doc_morphs", "set_morphs", "write_morphs",
-    "score_morphs", "sigmorphon_pairs", "sigmorphon_scores",
+    "STAGES", "MorphModel", "MorphSegmenter", "MorphSettings", "Morphs", "MorphsError", "doc_morphs",
+    "make_morph_segmenter", "make_morph_segmenter_scorer", "score_morph_segmentation", "score_morphs",
+    "set_morphs", "sigmorphon_pairs", "sigmorphon_scores", "write_morphs",
 ]

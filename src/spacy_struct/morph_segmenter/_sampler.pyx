@@ -77,7 +77,7 @@ cdef class MorphSampler:
     cdef double log_beta[3]
     cdef uint64_t rng
     # scratch
-    cdef double[::1] weights
+    cdef double[::1] weights, pre_size_delta, suf_size_delta
     cdef int64_t[::1] in_by, out_by
     cdef int64_t n_types, n_strings
 
@@ -145,6 +145,8 @@ cdef class MorphSampler:
         self.out_by = np.zeros(K + 1, dtype=np.int64)
         width = int(np.max(np.diff(table.type_start))) if self.n_types else 1
         self.weights = np.zeros(width * K, dtype=np.float64)
+        self.pre_size_delta = np.zeros(table.morphs.shape[1] + 1, dtype=np.float64)
+        self.suf_size_delta = np.zeros(table.morphs.shape[1] + 1, dtype=np.float64)
         # the first hypothesis of every type (the unsegmented word, or its
         # clamped segmentation) and tag 0
         self.tags_array = np.zeros(self.n_types, dtype=np.int32)
@@ -269,6 +271,16 @@ cdef class MorphSampler:
             out += _size(self.alpha, size, totals[t])
         return out
 
+    cdef void _prepare_sizes(self, int most) noexcept nogil:
+        """The change of the affix size terms when d = 0..most new strings
+        join the prefix (suffix) lexicon, for the counts as they stand."""
+        cdef int d
+        cdef double base_pre = self._dm_sizes(self.pre_total, self.L_pre)
+        cdef double base_suf = self._dm_sizes(self.suf_total, self.L_suf)
+        for d in range(most + 1):
+            self.pre_size_delta[d] = self._dm_sizes(self.pre_total, self.L_pre + d) - base_pre
+            self.suf_size_delta[d] = self._dm_sizes(self.suf_total, self.L_suf + d) - base_suf
+
     cdef double _lexicon_weight(self, int32_t[:, ::1] morphs, int32_t[::1] n_morphs,
                                 int32_t[::1] stem_pos, int32_t h, int t) noexcept nogil:
         """Change of the log joint's type-level part (lexicon, number of
@@ -311,10 +323,7 @@ cdef class MorphSampler:
         w += (_size(a, self.L_stem + new_stem, self.n_in + 1) - _size(a, self.L_stem, self.n_in)
               + log(c + a))
         # the affixes given t, over the prefix and suffix lexicons after the move
-        if new_pre:
-            w += self._dm_sizes(self.pre_total, self.L_pre + new_pre) - self._dm_sizes(self.pre_total, self.L_pre)
-        if new_suf:
-            w += self._dm_sizes(self.suf_total, self.L_suf + new_suf) - self._dm_sizes(self.suf_total, self.L_suf)
+        w += self.pre_size_delta[new_pre] + self.suf_size_delta[new_suf]
         for k in range(n):
             if k == stem:
                 continue
@@ -410,6 +419,7 @@ cdef class MorphSampler:
         cdef int64_t h0 = self.type_start[i], nh = self.type_start[i + 1] - h0, k
         cdef int t
         cdef double tag_w
+        self._prepare_sizes(<int>(self.pre_size_delta.shape[0] - 1))
         if self.token_pos:
             self._context_by_tag(i)
         for t in range(self.active_tags):
@@ -482,11 +492,14 @@ cdef class MorphSampler:
                 self._change(i, t, h, 1)
         return changed
 
-    def set_stage(self, int active_tags, bint token_pos, bint token_seg):
-        """Enter a model stage. Tags beyond the active ones are redrawn
-        uniformly at random among them (as the paper introduces tags)."""
+    def set_stage(self, int active_tags, bint token_pos, bint token_seg, bint keep_tags=False):
+        """Enter a model stage. When it has more tags than the last, the
+        tags are drawn uniformly at random among them (as the paper
+        introduces tags), unless `keep_tags` (a state set from outside)."""
         cdef int64_t i
-        if active_tags > self.active_tags:
+        if keep_tags:
+            pass
+        elif active_tags > self.active_tags:
             for i in range(self.n_types):
                 self.tags[i] = <int32_t>(_uniform(&self.rng) * active_tags)
         elif active_tags < self.active_tags:
@@ -550,6 +563,10 @@ cdef class MorphSampler:
         cdef int32_t h, best_h = 0
         cdef double w, best = -INFINITY, tag_w
         self.extra_length = new_lengths
+        if morphs.shape[1] + 1 > self.pre_size_delta.shape[0]:
+            self.pre_size_delta = np.zeros(morphs.shape[1] + 1, dtype=np.float64)
+            self.suf_size_delta = np.zeros(morphs.shape[1] + 1, dtype=np.float64)
+        self._prepare_sizes(<int>morphs.shape[1])
         for t in range(self.active_tags):
             tag_w = log(self.n_tag[t] + self.alpha)
             for h in range(morphs.shape[0]):

@@ -1,0 +1,232 @@
+"""The `morph_segmenter` component: each token's morphs in `token._.morphs`.
+
+Learning is unsupervised (Lee, Haghighi & Barzilay 2011; model.py): no
+gradient and no `update`; `nlp.initialize` (the start of `spacy train`)
+samples the model from the training corpus's text, plus any unlabelled
+text named in the `[initialize.components.<name>]` block (`extra_text`),
+and prints its progress. Where the training examples carry gold morphs
+(`token._.morphs` on the reference) and `clamp_gold` is on, those word
+types keep their gold (semi-supervised, as Morfessor FlatCat uses
+annotations). After that, segmenting is a lookup of the learned lexicon,
+or the model's best segmentation for a word it never saw; no sampling.
+"""
+
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+import srsly
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+
+from .model import DEFAULT_PRIORS, MorphModel, MorphSettings
+from .morphs import Morphs, doc_morphs, write_morphs
+from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
+
+MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
+    "stage": "token_seg",
+    "n_tags": 5,
+    "sweeps": 50,
+    "anneal": 1.0,
+    "seed": 0,
+    "lowercase": True,
+    "clamp_gold": True,
+    "max_prefixes": 2,
+    "max_suffixes": 2,
+    "max_length": 30,
+    "priors": dict(DEFAULT_PRIORS),
+    "verbose": True,
+}
+#: version of the saved lexicon's layout
+LEXICON_FORMAT = 1
+
+
+@Language.factory(
+    "morph_segmenter",
+    assigns=["token._.morphs"],
+    default_config={**MORPH_SEGMENTER_DEFAULTS, "scorer": {"@scorers": "spacy_struct.morph_segmenter_scorer.v1"}},
+    default_score_weights={
+        "morph_boundary_f": 1.0,
+        "morph_boundary_p": 0.0,
+        "morph_boundary_r": 0.0,
+        "morph_type_boundary_f": 0.0,
+    },
+)
+def make_morph_segmenter(
+    nlp: Language,
+    name: str,
+    stage: str,
+    n_tags: int,
+    sweeps: int,
+    anneal: float,
+    seed: int,
+    lowercase: bool,
+    clamp_gold: bool,
+    max_prefixes: int,
+    max_suffixes: int,
+    max_length: int,
+    priors: Dict[str, Any],
+    verbose: bool,
+    scorer: Optional[Callable],
+) -> "MorphSegmenter":
+    """Morphological segmenter, learned from text by Gibbs sampling.
+
+    stage: the last model stage: "basic" (lexicon only), "pos" (+ latent
+        tags), "token_pos" (+ their HMM over tokens) or "token_seg" (+ the
+        agreement of adjacent segmentations, the full model).
+    n_tags: number of latent tags (5 in the paper).
+    sweeps: sampling sweeps per stage (50 in the paper).
+    anneal: temperature of each stage's first sweep, falling to 1 at its
+        last (1: none).
+    seed: of the sampler's random stream.
+    lowercase: model "The" and "the" as one word type.
+    clamp_gold: keep the gold segmentation of the word types that have one
+        in the training examples (semi-supervised); false ignores it.
+    max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
+        most that many affixes on each side; longer words stay whole).
+    priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
+        ones not given keep the paper's values.
+    verbose: print the sampler's progress during initialization.
+    """
+    settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
+                             lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
+                             max_length=max_length, priors=dict(priors))
+    return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, verbose=verbose, scorer=scorer)
+
+
+def score_morph_segmentation(examples: Iterable[Example], **kwargs) -> Dict[str, float]:
+    """Boundary P/R/F token- and type-weighted (`score_morphs`), and the
+    SIGMORPHON metric when the references carry the corpus's gold."""
+    examples = list(examples)
+    scores = score_morphs(examples)
+    pairs = sigmorphon_pairs(examples)
+    if pairs:
+        scores.update(sigmorphon_scores(pairs))
+    return scores
+
+
+@registry.scorers("spacy_struct.morph_segmenter_scorer.v1")
+def make_morph_segmenter_scorer():
+    return score_morph_segmentation
+
+
+class MorphSegmenter(Pipe):
+    """Sets `token._.morphs` from a lexicon learned without supervision."""
+
+    def __init__(self, vocab: Vocab, name: str = "morph_segmenter", settings: Optional[MorphSettings] = None, *,
+                 clamp_gold: bool = True, verbose: bool = True, scorer: Optional[Callable] = None) -> None:
+        self.vocab = vocab
+        self.name = name
+        settings = settings or MorphSettings()
+        settings.check(name)
+        self.model = MorphModel(settings)
+        self.clamp_gold = bool(clamp_gold)
+        self.verbose = bool(verbose)
+        self.scorer = scorer
+        #: what initialization found: gold word types clamped, conflicting golds
+        self.init_report: Dict[str, int] = {}
+
+    # ------------------------------------------------------------ learning
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   extra_text: Sequence[str] = ()) -> None:
+        """Sample the model from the examples' text (and `extra_text`).
+
+        get_examples: the training examples; their predicted docs' words are
+            the text, their references' `token._.morphs` the gold.
+        nlp: the pipeline, whose tokenizer cuts plain-text `extra_text`.
+        extra_text: paths of unlabelled text: `.spacy` files (their docs'
+            words) or text files (one sentence per line).
+        """
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        sentences: List[List[str]] = []
+        gold: Dict[str, Counter] = {}
+        for eg in get_examples():
+            sentences.extend(_sentences(eg.predicted))
+            if self.clamp_gold:
+                for token, morphs in zip(eg.reference, doc_morphs(eg.reference)):
+                    if morphs is not None and not token.is_space:
+                        key = (tuple(morphs.cuts), morphs.stem_index)
+                        gold.setdefault(self.model.form(token.text), Counter())[key] += 1
+        for path in extra_text:
+            sentences.extend(self._read_text(Path(path), nlp))
+        sentences = [s for s in sentences if s]
+        if not sentences:
+            raise ValueError(f"{self.name}: found no words to learn from in the training examples"
+                             + (" or in extra_text" if extra_text else ""))
+        clamped = {}
+        conflicts = 0
+        for form, options in gold.items():
+            (cuts, stem), _ = options.most_common(1)[0]
+            conflicts += len(options) > 1
+            clamped[form] = Morphs.from_cuts(form, cuts, stem)
+        self.init_report = {"sentences": len(sentences), "tokens": sum(map(len, sentences)),
+                            "clamped_types": len(clamped), "conflicting_gold_types": conflicts}
+        start = time.perf_counter()
+        self._say(f"{self.name}: sampling from {len(sentences):,} sentences, "
+                  f"{self.init_report['tokens']:,} tokens"
+                  + (f", {len(clamped):,} word types clamped to their gold" if clamped else "")
+                  + (f" ({conflicts} with more than one gold: the most frequent kept)" if conflicts else ""))
+        self.model.fit(sentences, clamped, progress=self._progress)
+        self._say(f"{self.name}: {len(self.model.forms):,} word types segmented in "
+                  f"{time.perf_counter() - start:.1f} s")
+
+    def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:
+        sweeps = self.model.settings.sweeps
+        if sweep == 1 or sweep == sweeps or sweep % 10 == 0:
+            self._say(f"{self.name}: {stage} sweep {sweep}/{sweeps}: log P {log_joint:,.1f}, "
+                      f"{changed:,} types changed, {seconds:.2f} s/sweep")
+
+    def _say(self, text: str) -> None:
+        if self.verbose:
+            print(text, file=sys.stderr, flush=True)
+
+    def _read_text(self, path: Path, nlp: Optional[Language]) -> List[List[str]]:
+        if not path.exists():
+            raise ValueError(f"{self.name}: extra_text {str(path)!r} does not exist")
+        if path.suffix == ".spacy":
+            return [s for doc in DocBin().from_disk(path).get_docs(self.vocab) for s in _sentences(doc)]
+        if nlp is None:
+            raise ValueError(f"{self.name}: plain-text extra_text needs the pipeline's tokenizer (nlp)")
+        with open(path, encoding="utf8") as f:
+            return [[t.text for t in nlp.make_doc(line.strip()) if not t.is_space] for line in f if line.strip()]
+
+    # ---------------------------------------------------------- predicting
+    def __call__(self, doc: Doc) -> Doc:
+        """Set `token._.morphs` on every token (whitespace stays whole)."""
+        if not self.model.is_fitted:
+            raise ValueError(f"{self.name}: the component has learned nothing; initialize it first")
+        write_morphs(doc, {t.i: (Morphs((t.text,)) if t.is_space else self.model.segment(t.text))
+                           for t in doc if t.text})
+        return doc
+
+    # --------------------------------------------------------- serializing
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        return srsly.msgpack_dumps({"format": LEXICON_FORMAT, **self.model.to_dict()})
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "MorphSegmenter":
+        data = srsly.msgpack_loads(bytes_data)
+        if data.get("format") != LEXICON_FORMAT:
+            raise ValueError(f"{self.name}: the saved lexicon has format {data.get('format')}, "
+                             f"this version reads {LEXICON_FORMAT}; initialize it again")
+        self.model = MorphModel.from_dict(data)
+        return self
+
+    def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "lexicon.msgpack").write_bytes(self.to_bytes())
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "MorphSegmenter":
+        return self.from_bytes((Path(path) / "lexicon.msgpack").read_bytes())
+
+
+def _sentences(doc: Doc) -> List[List[str]]:
+    """The doc's sentences (the whole doc when it has no boundaries) as words."""
+    spans = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
+    return [[t.text for t in span if not t.is_space and t.text] for span in spans]

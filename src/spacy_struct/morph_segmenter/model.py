@@ -1,0 +1,220 @@
+"""The segmentation model: its settings, the staged sampling that learns it,
+and segmenting words with what was learned.
+
+Learning (`MorphModel.fit`) follows Lee et al. (2011, section 4.3): the
+model stages run in turn, each from the state the previous one left,
+`sweeps` sweeps each (50 in the paper), from every word unsegmented:
+
+1. `basic`: the lexicon and the segmentation model, one tag;
+2. `pos`: `n_tags` latent tags per type, the affixes conditioned on them
+   (tags drawn uniformly at random when they are introduced);
+3. `token_pos`: + the tag HMM over the tokens in their sentences;
+4. `token_seg`: + the agreement chain over adjacent segmentations.
+
+`stage` names the last one, so `stage = "basic"` is the paper's first row
+and `token_seg` the full model. Types whose segmentation is given
+(semi-supervised) keep it and have only their tag sampled.
+
+What is learned is a lexicon: each word type's segmentation and tag. A
+word never sampled is segmented by the type-level model (tag prior,
+lexicon, morph counts) with the counts as they stand, which is the
+sampler's conditional for a new type without the token factors.
+
+Words are modelled lowercased (`lowercase`) where that keeps their length,
+so "The" and "the" are one type; the cuts apply to the word as written.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._sampler import MorphSampler
+from .context import build_context
+from .hypotheses import build_hypotheses, is_segmentable
+from .morphs import Morphs
+
+#: the model stages, in the order they run
+STAGES = ("basic", "pos", "token_pos", "token_seg")
+
+#: Lee et al.'s hyperparameters (section 5)
+DEFAULT_PRIORS: Dict[str, object] = {
+    "gamma_length": 0.5,
+    "gamma_segments": 0.5,
+    "gamma_prefix": 1 / 1.1,
+    "gamma_stem": 1e-4,
+    "gamma_suffix": 1 / 1.1,
+    "alpha": 0.1,
+    "alpha_emission": 1e-5,
+    "alpha_transition": 1.0,
+    "betas": [0.6, 0.1, 0.3],
+}
+
+
+@dataclass
+class MorphSettings:
+    """How the model is learned (see the module's docstring)."""
+
+    stage: str = "token_seg"
+    n_tags: int = 5
+    sweeps: int = 50
+    anneal: float = 1.0
+    seed: int = 0
+    lowercase: bool = True
+    max_prefixes: int = 2
+    max_suffixes: int = 2
+    max_length: int = 30
+    priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
+
+    def check(self, name: str) -> None:
+        """Raise a ValueError naming `name` and the setting that is wrong."""
+        if self.stage not in STAGES:
+            raise ValueError(f"{name}: stage must be one of {list(STAGES)}, got {self.stage!r}")
+        for key, low in (("n_tags", 1), ("sweeps", 0), ("max_prefixes", 0), ("max_suffixes", 0), ("max_length", 1)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
+        if not isinstance(self.anneal, (int, float)) or self.anneal < 1:
+            raise ValueError(f"{name}: anneal (the first sweep's temperature) must be >= 1, got {self.anneal!r}")
+        unknown = sorted(set(self.priors) - set(DEFAULT_PRIORS))
+        if unknown:
+            raise ValueError(f"{name}: unknown priors {unknown}; the priors are {sorted(DEFAULT_PRIORS)}")
+        self.priors = {**DEFAULT_PRIORS, **self.priors}
+        for key, value in self.priors.items():
+            values = value if key == "betas" else [value]
+            if key == "betas" and len(values) != 3:
+                raise ValueError(f"{name}: betas must be three numbers, got {value!r}")
+            if not all(isinstance(v, (int, float)) and 0 < v and (v < 1 or key.startswith("alpha")) for v in values):
+                raise ValueError(f"{name}: prior {key} must be in (0, 1) (alphas > 0), got {value!r}")
+
+
+#: what `fit` reports after each sweep: (stage, sweep within it, its log
+#: joint, types changed, seconds of the sweep)
+Progress = Callable[[str, int, float, int, float], None]
+
+
+class MorphModel:
+    """A lexicon of segmented word types and the counts to segment new ones."""
+
+    def __init__(self, settings: MorphSettings) -> None:
+        self.settings = settings
+        self.forms: List[str] = []
+        self.cuts: List[Tuple[int, ...]] = []
+        self.stems: List[int] = []
+        self.tags: List[int] = []
+        self._index: Dict[str, int] = {}
+        self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
+        self._new: Dict[str, Morphs] = {}
+        self.sweep_seconds: List[float] = []
+
+    # ------------------------------------------------------------ words
+    def form(self, word: str) -> str:
+        """The string the model sees for `word`."""
+        if self.settings.lowercase:
+            lower = word.lower()
+            if len(lower) == len(word):
+                return lower
+        return word
+
+    @property
+    def is_fitted(self) -> bool:
+        return bool(self.forms)
+
+    # --------------------------------------------------------- learning
+    def fit(self, sentences: Iterable[Sequence[str]], clamped: Optional[Dict[str, Morphs]] = None,
+            progress: Optional[Progress] = None) -> None:
+        """Learn from sentences of words (each a sequence of strings).
+
+        clamped: word form (as `form` gives it) to its known segmentation;
+            those types keep it.
+        progress: called after every sweep.
+        """
+        s = self.settings
+        index: Dict[str, int] = {}
+        ids = [[index.setdefault(self.form(w), len(index)) for w in sentence] for sentence in sentences]
+        forms = list(index)
+        if not forms:
+            raise ValueError("the model has no words to learn from")
+        fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
+        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length)
+        sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
+        for stage in STAGES[:STAGES.index(s.stage) + 1]:
+            sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
+                              stage == "token_seg")
+            for sweep in range(s.sweeps):
+                temperature = s.anneal + (1.0 - s.anneal) * sweep / max(s.sweeps - 1, 1)
+                start = time.perf_counter()
+                changed = sampler.sweep(temperature)
+                seconds = time.perf_counter() - start
+                self.sweep_seconds.append(seconds)
+                if progress is not None:
+                    progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
+        hyps = sampler.hyps_array
+        self.forms = forms
+        self.cuts = [table.cuts[h] for h in hyps]
+        self.stems = [int(table.stem_pos[h]) for h in hyps]
+        self.tags = [int(t) for t in sampler.tags_array]
+        self._reset()
+
+    def _reset(self) -> None:
+        self._index = {f: i for i, f in enumerate(self.forms)}
+        self._frozen = None
+        self._new = {}
+
+    # -------------------------------------------------------- segmenting
+    def segment(self, word: str) -> Morphs:
+        """The segmentation of `word` (its learned one, or the best under
+        the type-level model for a word never sampled)."""
+        form = self.form(word)
+        i = self._index.get(form)
+        if i is not None:
+            return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i])
+        if not self.is_fitted or not is_segmentable(form, self.settings.max_length):
+            return Morphs((word,))
+        if form not in self._new:
+            self._new[form] = self._segment_new(form)
+        known = self._new[form]
+        return Morphs.from_cuts(word, known.cuts, known.stem_index, known.tag)
+
+    def _segment_new(self, form: str) -> Morphs:
+        sampler, ids = self._frozen_sampler()
+        n_known = len(ids)
+        extended = dict(ids)
+        table = build_hypotheses([form], None, self.settings.max_prefixes, self.settings.max_suffixes,
+                                 self.settings.max_length, morph_ids=extended)
+        new_lengths = np.array([len(s) for s in table.morph_strings[n_known:]], dtype=np.int32)
+        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, new_lengths)
+        return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
+
+    def _frozen_sampler(self) -> Tuple[MorphSampler, Dict[str, int]]:
+        """A sampler whose counts are the learned state's (each type with its
+        learned segmentation as its only hypothesis, its learned tag)."""
+        if self._frozen is None:
+            s = self.settings
+            fixed = {i: (tuple(c), st) for i, (c, st) in enumerate(zip(self.cuts, self.stems))}
+            ids: Dict[str, int] = {}
+            table = build_hypotheses(self.forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, morph_ids=ids)
+            context = build_context([[i] for i in range(len(self.forms))], self.forms)
+            sampler = MorphSampler(table, context, s.n_tags, s.priors, s.seed)
+            sampler.tags_array[:] = self.tags
+            sampler.set_stage(1 if s.stage == "basic" else s.n_tags, False, False, keep_tags=True)
+            self._frozen = (sampler, ids)
+        return self._frozen
+
+    # ------------------------------------------------------ serializing
+    def to_dict(self) -> dict:
+        """Plain data: the settings and the lexicon."""
+        return {"settings": asdict(self.settings), "forms": self.forms, "cuts": [list(c) for c in self.cuts],
+                "stems": self.stems, "tags": self.tags}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MorphModel":
+        model = cls(MorphSettings(**data["settings"]))
+        model.forms = list(data["forms"])
+        model.cuts = [tuple(c) for c in data["cuts"]]
+        model.stems = [int(x) for x in data["stems"]]
+        model.tags = [int(x) for x in data["tags"]]
+        model._reset()
+        return model

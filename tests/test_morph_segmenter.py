@@ -1,0 +1,112 @@
+"""The morph_segmenter component: learning from text, segmenting new words,
+semi-supervised clamping, serialization and errors."""
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from conftest import SAMPLE
+from spacy_struct.morph_segmenter import doc_morphs
+
+
+def _examples(nlp, name):
+    docs = list(DocBin().from_disk(SAMPLE / name).get_docs(nlp.vocab))
+    return [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d)
+            for d in docs]
+
+
+def _trained(stage="token_seg", clamp_gold=False, sweeps=10, seed=0):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morph_segmenter", config={"clamp_gold": clamp_gold, "sweeps": sweeps, "stage": stage,
+                                            "seed": seed, "verbose": False})
+    train = _examples(nlp, "morph_train.spacy")
+    nlp.initialize(lambda: train)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return _trained()
+
+
+def test_unsupervised_learning_finds_the_affixes_of_the_sample(trained):
+    scores = trained.evaluate(_examples(trained, "morph_dev.spacy"))
+    # the trivial segmentations score far lower: no split has recall 0,
+    # a split after every character has precision under 0.2 here
+    assert scores["morph_boundary_f"] > 0.85 and scores["morph_type_boundary_f"] > 0.85
+    assert scores["sigmorphon_f"] > 0.85
+
+
+def test_raw_text_gets_morphs_that_spell_each_word_and_new_words_are_segmented(trained):
+    seen = set(trained.get_pipe("morph_segmenter").model.forms)
+    new = [w for w in ("regriskingly", "unkindly", "rehultings", "unloudly") if w not in seen]
+    doc = trained("The walkers quickly " + " ".join(new) + " .")
+    assert all("".join(t._.morphs) == t.text for t in doc)
+    morphs = {t.text: tuple(t._.morphs) for t in doc}
+    assert morphs["walkers"] == ("walker", "s") and morphs["quickly"] == ("quick", "ly")
+    assert len(new) >= 3 and all(len(morphs[w]) > 1 for w in new)  # never seen, known stems and affixes
+    assert morphs["The"] == ("The",)
+    whitespace = trained("the  walkers")
+    assert whitespace[1].is_space and whitespace[1]._.morphs == (" ",)
+
+
+def test_each_model_stage_trains_and_is_reproducible():
+    for stage in ("basic", "pos", "token_pos"):
+        a, b = _trained(stage, sweeps=3, seed=1), _trained(stage, sweeps=3, seed=1)
+        text = "the walkers reflanded quickly ."
+        assert [tuple(t._.morphs) for t in a(text)] == [tuple(t._.morphs) for t in b(text)]
+
+
+def test_clamped_gold_is_kept_and_counted():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morph_segmenter", config={"sweeps": 2, "verbose": False})
+    train = _examples(nlp, "morph_train.spacy")
+    walkers = next(t for eg in train for t in eg.reference if t.text == "walkers")
+    walkers.doc[walkers.i]._.morphs = ["wal", "kers"]  # an odd gold, kept as given
+    nlp.initialize(lambda: train)
+    seg = nlp.get_pipe("morph_segmenter")
+    assert seg.init_report["clamped_types"] > 50 and seg.init_report["conflicting_gold_types"] == 1
+    assert nlp("walkers")[0]._.morphs == ("walker", "s")  # the most frequent gold of the type
+
+
+def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, tmp_path):
+    texts = ["the walkers reflanded quickly .", "a glad morok hults the tabels ."]
+    before = [[tuple(t._.morphs) for t in doc] for doc in trained.pipe(texts)]
+    trained.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert [[tuple(t._.morphs) for t in doc] for doc in loaded.pipe(texts)] == before
+    assert [[tuple(t._.morphs) for t in doc] for doc in loaded.pipe(texts, n_process=2)] == before
+    again = spacy.blank("en")
+    again.add_pipe("morph_segmenter")
+    again.from_bytes(trained.to_bytes())
+    docs = list(again.pipe(texts))
+    assert [[tuple(t._.morphs) for t in doc] for doc in docs] == before
+    db = DocBin(store_user_data=True, docs=docs)
+    back = list(DocBin().from_bytes(db.to_bytes()).get_docs(again.vocab))
+    assert [[tuple(m) for m in doc_morphs(d)] for d in back] == before
+
+
+def test_clear_errors():
+    nlp = spacy.blank("en")
+    seg = nlp.add_pipe("morph_segmenter", config={"verbose": False})
+    with pytest.raises(ValueError, match="learned nothing; initialize it first"):
+        nlp("walkers")
+    with pytest.raises(ValueError, match="found no words to learn from"):
+        nlp.initialize(lambda: [Example(nlp.make_doc(""), nlp.make_doc(""))])
+    with pytest.raises(ValueError, match="extra_text 'nowhere.txt' does not exist"):
+        seg.initialize(lambda: [Example(nlp.make_doc("a b"), nlp.make_doc("a b"))], nlp=nlp,
+                       extra_text=["nowhere.txt"])
+    with pytest.raises(ValueError, match="stage must be one of"):
+        spacy.blank("en").add_pipe("morph_segmenter", config={"stage": "full"})
+    with pytest.raises(ValueError, match="unknown priors"):
+        spacy.blank("en").add_pipe("morph_segmenter", config={"priors": {"gamma": 0.5}})
+
+
+def test_extra_text_is_learned_from(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morph_segmenter", config={"sweeps": 5, "clamp_gold": False, "verbose": False})
+    (tmp_path / "raw.txt").write_text("the zorbers zorbed .\nthe zorbing zorbers .\n" * 20, encoding="utf8")
+    seg = nlp.get_pipe("morph_segmenter")
+    seg.initialize(lambda: _examples(nlp, "morph_train.spacy"), nlp=nlp, extra_text=[str(tmp_path / "raw.txt")])
+    assert seg.init_report["sentences"] == 300 + 40
+    assert "zorbers" in seg.model.forms
