@@ -2,7 +2,8 @@
 
 Each config is trained for a few steps on the embedded sample (the parser
 configs on the dependency sample, the span configs on the nested-entity
-sample, the joint_parser configs on the joint sample) in place of its
+sample, the joint_parser configs on the joint sample, the morph_segmenter configs
+on the morphology sample) in place of its
 corpus, with everything else as shipped: the
 architectures, the tokenizer, the pipeline's components and their settings.
 """
@@ -24,6 +25,8 @@ def _sample_for(config: Path):
     pipeline = loaded["nlp"]["pipeline"]
     if "joint_parser" in pipeline:
         return SAMPLE / "joint_train.spacy", SAMPLE / "joint_dev.spacy"
+    if "morph_segmenter" in pipeline:
+        return SAMPLE / "morph_train.spacy", SAMPLE / "morph_dev.spacy"
     if "overlap_segmenter" in pipeline or "craft" in loaded["paths"]["train"]:
         return SAMPLE / "segments_train.spacy", SAMPLE / "segments_dev.spacy"
     if SPAN_COMPONENTS & set(pipeline):
@@ -36,7 +39,7 @@ def test_the_configs_are_all_here():
     assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
             "nested_ner_sample", "spacy_parser_ewt", "spancat_genia", "overlap_segmenter_craft",
             "overlap_segmenter_sample", "spancat_craft", "joint_parser_genia",
-            "joint_parser_sample"} <= names
+            "joint_parser_sample", "morph_segmenter_sample"} <= names
 
 
 @pytest.mark.slow
@@ -62,3 +65,5 @@ def test_every_shipped_config_trains_a_few_steps_and_runs_on_raw_text(config, tm
             assert isinstance(doc._.segments, tuple)
         if name == "joint_parser":
             assert "sc" in doc.spans and list(doc._.constituents)
+        if name == "morph_segmenter":
+            assert all("".join(t._.morphs) == t.text for t in doc)

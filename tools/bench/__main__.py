@@ -7,6 +7,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
+python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi] [--output FILE [--section NAME]]
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
 data, split, budget and machine it was measured on) replaces the block
@@ -74,6 +75,16 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = sub.add_parser("morph", help="morph_segmenter and Morfessor on a SIGMORPHON 2022 set, dev")
+    p.add_argument("data_dir", type=Path, help="the SIGMORPHON 2022 folder (word/ and sentence/)")
+    p.add_argument("--set", dest="set_name", required=True, help="sent-eng, sent-ces, sent-mon, word-ces or word-mon")
+    p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1)")
+    p.add_argument("--sweeps", type=int, default=50, help="sweeps per model stage")
+    p.add_argument("--semi", action="store_true", help="give the train words' gold to FlatCat and to ours")
+    p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
+    p.add_argument("--flatcat-ppl", type=float, default=10.0, help="FlatCat's perplexity threshold")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
     p.add_argument("output", type=Path, help="directory to write the pipeline (and its training time) to")
     p.add_argument("pipelines", nargs="+", type=Path)
@@ -101,6 +112,24 @@ def main(argv=None) -> int:
         return 0
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.what == "morph":
+        from . import morph
+
+        if args.set_name not in morph.SETS:
+            parser.error(f"--set must be one of {sorted(morph.SETS)}")
+        rows = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
+                              args.morfessor_bin, args.flatcat_ppl, semi=args.semi)
+        level, lang = morph.SETS[args.set_name]
+        text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows)
+                + f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
+                f"from the train and dev text and is scored on dev. Budget: {args.sweeps} sweeps per model "
+                f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
+                f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded. "
+                f"{machine_line()}\n")
+        print(text)
+        if args.output:
+            write_results(args.output, args.section, text)
+        return 0
     if args.what in ("parse", "spans", "segments", "joint"):
         from .systems import parse_spec
 

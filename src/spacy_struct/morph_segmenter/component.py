@@ -40,6 +40,7 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "max_prefixes": 2,
     "max_suffixes": 2,
     "max_length": 30,
+    "min_stem": 3,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
@@ -71,6 +72,7 @@ def make_morph_segmenter(
     max_prefixes: int,
     max_suffixes: int,
     max_length: int,
+    min_stem: int,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -90,13 +92,16 @@ def make_morph_segmenter(
         in the training examples (semi-supervised); false ignores it.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
         most that many affixes on each side; longer words stay whole).
+    min_stem: the shortest stem of a segmented word (the paper has 1; 3,
+        the default, is the best on the SIGMORPHON dev sets: it keeps
+        English function words such as "of" or "and" whole).
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
     """
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
-                             max_length=max_length, priors=dict(priors))
+                             max_length=max_length, min_stem=min_stem, priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, verbose=verbose, scorer=scorer)
 
 

@@ -39,15 +39,19 @@ def _splits(start: int, end: int, max_pieces: int) -> Iterator[Tuple[int, ...]]:
                 yield (first, *rest)
 
 
-def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2) -> List[Segmentation]:
+def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2,
+                  min_stem: int = 1) -> List[Segmentation]:
     """Every segmentation of a word of `length` characters under the
-    constraints above: (cuts, stem position), the unsegmented word first."""
+    constraints above (and a stem of at least `min_stem` characters): (cuts,
+    stem position), the unsegmented word first."""
     out: List[Segmentation] = [((), 0)]
     for a in range(length):
         for b in range(a + 1, length + 1):
             if (a, b) == (0, length):
                 continue
             stem = b - a
+            if stem < min_stem:
+                continue
             for prefix_ends in _splits(0, a, max_prefixes):
                 edges = (0, *prefix_ends)
                 if any(y - x > stem for x, y in zip(edges, edges[1:])):
@@ -96,10 +100,12 @@ def build_hypotheses(
     max_suffixes: int = 2,
     max_length: int = 30,
     morph_ids: Optional[Dict[str, int]] = None,
+    min_stem: int = 1,
 ) -> HypothesisTable:
     """The hypotheses of every type of `words` (a type per entry).
 
     clamped: type index to its known segmentation, its only hypothesis.
+    min_stem: the shortest stem a hypothesis may have.
     morph_ids: morph strings already interned (a saved model's), extended
         in place; new strings get the next ids.
     """
@@ -116,7 +122,7 @@ def build_hypotheses(
         elif is_segmentable(word, max_length):
             n = len(word)
             if n not in cache:
-                cache[n] = segmentations(n, max_prefixes, max_suffixes)
+                cache[n] = segmentations(n, max_prefixes, max_suffixes, min_stem)
             options = cache[n]
         else:
             options = [((), 0)]

@@ -26,7 +26,7 @@ so "The" and "the" are one type; the cuts apply to the word as written.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -66,13 +66,15 @@ class MorphSettings:
     max_prefixes: int = 2
     max_suffixes: int = 2
     max_length: int = 30
+    min_stem: int = 3
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
         """Raise a ValueError naming `name` and the setting that is wrong."""
         if self.stage not in STAGES:
             raise ValueError(f"{name}: stage must be one of {list(STAGES)}, got {self.stage!r}")
-        for key, low in (("n_tags", 1), ("sweeps", 0), ("max_prefixes", 0), ("max_suffixes", 0), ("max_length", 1)):
+        for key, low in (("n_tags", 1), ("sweeps", 0), ("max_prefixes", 0), ("max_suffixes", 0), ("max_length", 1),
+                         ("min_stem", 1)):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
@@ -124,12 +126,16 @@ class MorphModel:
 
     # --------------------------------------------------------- learning
     def fit(self, sentences: Iterable[Sequence[str]], clamped: Optional[Dict[str, Morphs]] = None,
-            progress: Optional[Progress] = None) -> None:
+            progress: Optional[Progress] = None,
+            stage_end: Optional[Callable[[str, "MorphModel"], None]] = None) -> None:
         """Learn from sentences of words (each a sequence of strings).
 
         clamped: word form (as `form` gives it) to its known segmentation;
             those types keep it.
         progress: called after every sweep.
+        stage_end: called after each stage with the model as that stage
+            leaves it (a separate MorphModel whose `stage` is that stage:
+            Lee et al.'s model of that row, trained as the paper trains it).
         """
         s = self.settings
         index: Dict[str, int] = {}
@@ -138,7 +144,7 @@ class MorphModel:
         if not forms:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
-        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length)
+        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, min_stem=s.min_stem)
         sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
         for stage in STAGES[:STAGES.index(s.stage) + 1]:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
@@ -151,8 +157,15 @@ class MorphModel:
                 self.sweep_seconds.append(seconds)
                 if progress is not None:
                     progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
+            if stage_end is not None:
+                snapshot = MorphModel(replace(s, stage=stage))
+                snapshot._take_state(forms, table, sampler)
+                stage_end(stage, snapshot)
+        self._take_state(forms, table, sampler)
+
+    def _take_state(self, forms: List[str], table, sampler: MorphSampler) -> None:
         hyps = sampler.hyps_array
-        self.forms = forms
+        self.forms = list(forms)
         self.cuts = [table.cuts[h] for h in hyps]
         self.stems = [int(table.stem_pos[h]) for h in hyps]
         self.tags = [int(t) for t in sampler.tags_array]
@@ -183,7 +196,7 @@ class MorphModel:
         n_known = len(ids)
         extended = dict(ids)
         table = build_hypotheses([form], None, self.settings.max_prefixes, self.settings.max_suffixes,
-                                 self.settings.max_length, morph_ids=extended)
+                                 self.settings.max_length, morph_ids=extended, min_stem=self.settings.min_stem)
         new_lengths = np.array([len(s) for s in table.morph_strings[n_known:]], dtype=np.int32)
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, new_lengths)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)

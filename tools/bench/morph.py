@@ -1,0 +1,250 @@
+"""morph_segmenter against Morfessor on the SIGMORPHON 2022 sets, on dev.
+
+Every system learns from the same text, the set's train and dev words
+(the transductive protocol of Lee et al. and of the Morfessor figures the
+targets quote), and segments the same dev words. Scores, by the same
+functions (`spacy_struct.morph_segmenter.scoring`):
+
+- boundary P/R/F1 on the dev words whose gold is a surface segmentation,
+  token-weighted (every running word) and type-weighted (each word once);
+- the shared task's own metric on every dev item, canonical gold included
+  (a system's surface morphs cannot match a canonical gold such as
+  "cause @@ing", so every system loses those alike).
+
+Systems: the two trivial segmentations (no split; a split after every
+character); Morfessor Baseline 2.0.6 and Morfessor FlatCat 1.0.8 (from the
+Baseline's segmentation, perplexity threshold `--flatcat-ppl`), run by
+their own command-line tools in the virtual environment the workflow
+makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
+passes through the model stages (basic, + tags, + tag HMM, + agreement),
+each stage's state scored as that row of Lee et al.'s ablation. With
+`--semi` the gold of the train words is given to FlatCat (annotations) and
+to morph_segmenter (clamped types). All systems see the words lowercased
+where that keeps their length; the cuts apply to the word as written.
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+#: set name -> (level, language)
+SETS = {
+    "sent-eng": ("sentence", "eng"),
+    "sent-ces": ("sentence", "ces"),
+    "sent-mon": ("sentence", "mon"),
+    "word-ces": ("word", "ces"),
+    "word-mon": ("word", "mon"),
+}
+
+
+def _form(word: str) -> str:
+    lower = word.lower()
+    return lower if len(lower) == len(word) else word
+
+
+def _recase(word: str, morphs: Sequence[str]) -> List[str]:
+    """The morphs of `_form(word)` as cuts of `word` itself."""
+    out, at = [], 0
+    for morph in morphs:
+        out.append(word[at:at + len(morph)])
+        at += len(morph)
+    if at != len(word):
+        return [word]
+    return out
+
+
+@dataclass
+class Row:
+    """One system's scores (several runs for a sampler)."""
+
+    label: str
+    runs: List[Dict[str, float]] = field(default_factory=list)
+    seconds: List[float] = field(default_factory=list)
+    note: str = ""
+
+
+def read_set(data_dir: Path, name: str):
+    """(train items, dev items, dev file) of a SIGMORPHON set."""
+    from spacy_struct.convert.morphology import read_sigmorphon
+
+    level, lang = SETS[name]
+    folder = data_dir / level
+    train = list(read_sigmorphon(folder / f"{lang}.{level}.train.tsv", level))
+    dev_file = folder / f"{lang}.{level}.dev.tsv"
+    return train, list(read_sigmorphon(dev_file, level)), dev_file
+
+
+def dev_references(dev_file: Path, level: str):
+    """The dev items as reference Docs (converted as `convert sigmorphon` does)."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_struct.convert.morphology import convert_sigmorphon
+
+    with tempfile.TemporaryDirectory() as tmp:
+        convert_sigmorphon(dev_file, Path(tmp) / "dev.spacy", level)
+        return list(DocBin().from_disk(Path(tmp) / "dev.spacy").get_docs(spacy.blank("xx").vocab))
+
+
+def score(references, segment: Callable[[str], Sequence[str]]) -> Dict[str, float]:
+    """All scores of a segmentation function over the reference docs."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_struct.morph_segmenter.morphs import write_morphs
+    from spacy_struct.morph_segmenter.scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
+
+    examples = []
+    for ref in references:
+        pred = Doc(ref.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref])
+        write_morphs(pred, {t.i: list(segment(t.text)) for t in pred})
+        examples.append(Example(pred, ref))
+    scores = score_morphs(examples)
+    scores.update(sigmorphon_scores(sigmorphon_pairs(examples)))
+    return scores
+
+
+def _gold_annotations(train) -> Dict[str, List[str]]:
+    """Surface gold of the train words, by form (the first gold of each)."""
+    out: Dict[str, List[str]] = {}
+    for _, words, gold, _, _ in train:
+        for word, morphs in zip(words, gold):
+            if morphs and "".join(morphs) == word and _form(word) not in out:
+                out[_form(word)] = [_form(m) if len(_form(m)) == len(m) else m for m in morphs]
+    return out
+
+
+def run_morfessor(text: List[List[str]], words: Sequence[str], bin_dir: Path, seed: int, ppl: float,
+                  annotations: Optional[Dict[str, List[str]]] = None) -> Dict[str, Row]:
+    """Morfessor Baseline and FlatCat trained on `text` (token counts of the
+    forms); RETURNS their rows, segmenting `words`."""
+    counts = Counter(_form(w) for sentence in text for w in sentence)
+    forms = sorted({_form(w) for w in words})
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "train.txt").write_text("".join(f"{c} {w}\n" for w, c in sorted(counts.items())), encoding="utf8")
+        (tmp / "words.txt").write_text("".join(f"{w}\n" for w in forms), encoding="utf8")
+        start = time.perf_counter()
+        _run([bin_dir / "morfessor-train", "--traindata-list", "-r", str(seed), "-s", tmp / "baseline.bin",
+              "-S", tmp / "baseline.seg", tmp / "train.txt"])
+        baseline_seconds = time.perf_counter() - start
+        _run([bin_dir / "morfessor-segment", "-l", tmp / "baseline.bin", "-o", tmp / "baseline.out",
+              tmp / "words.txt"])
+        rows["baseline"] = _segmented(tmp / "baseline.out", forms), baseline_seconds
+        command = [bin_dir / "flatcat-train", tmp / "baseline.seg", "-p", str(ppl), "-s", tmp / "flatcat.tar.gz"]
+        if annotations:
+            (tmp / "annotations.txt").write_text(
+                "".join(f"{w} {' '.join(m)}\n" for w, m in sorted(annotations.items())), encoding="utf8")
+            command += ["-A", tmp / "annotations.txt"]
+        start = time.perf_counter()
+        _run(command)
+        flatcat_seconds = baseline_seconds + time.perf_counter() - start
+        _run([bin_dir / "flatcat-segment", tmp / "flatcat.tar.gz", "-o", tmp / "flatcat.out", tmp / "words.txt"])
+        rows["flatcat"] = _segmented(tmp / "flatcat.out", forms), flatcat_seconds
+    return rows
+
+
+def _run(command) -> None:
+    out = subprocess.run([str(c) for c in command], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{Path(str(command[0])).name} failed:\n{out.stderr[-2000:]}")
+
+
+def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
+    lines = [line.rstrip("\n") for line in path.read_text(encoding="utf8").splitlines() if line.strip()]
+    if len(lines) != len(forms):
+        raise RuntimeError(f"{path.name}: {len(lines)} segmentations for {len(forms)} words")
+    out = {}
+    for form, line in zip(forms, lines):
+        morphs = [m for m in line.replace(" + ", " ").split(" ") if m]
+        out[form] = morphs if "".join(morphs) == form else [form]
+    return out
+
+
+def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
+             clamped: Optional[Dict[str, List[str]]] = None) -> Dict[str, Row]:
+    """morph_segmenter, one run per seed; a row per stage."""
+    from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
+    from spacy_struct.morph_segmenter.morphs import Morphs
+
+    rows: Dict[str, Row] = {}
+    speeds: Dict[str, List[float]] = {}
+    gold = {form: Morphs(morphs) for form, morphs in (clamped or {}).items()}
+    for seed in seeds:
+        start = time.perf_counter()
+        scoring = [0.0]
+        model = MorphModel(MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed))
+
+        def stage_end(stage: str, snapshot: MorphModel) -> None:
+            row = rows.setdefault(stage, Row(stage))
+            row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
+            began = time.perf_counter()
+            row.runs.append(score(references, lambda w: tuple(snapshot.segment(w))))
+            scoring[0] += time.perf_counter() - began
+
+        model.fit(text, gold, stage_end=stage_end)
+        n_types = len(model.forms)
+        per_stage = [model.sweep_seconds[k * sweeps:(k + 1) * sweeps]
+                     for k in range(STAGES.index(last_stage) + 1)]
+        for stage, seconds in zip(STAGES, per_stage):
+            speeds.setdefault(stage, []).append(n_types * len(seconds) / sum(seconds) if seconds else 0.0)
+    for stage, row in rows.items():
+        row.note = f"{statistics.mean(speeds[stage]):,.0f} types/s per sweep"
+    return rows
+
+
+def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
+             semi: bool = False) -> List[Row]:
+    """Every system on one set; RETURNS the rows in table order."""
+    level, _ = SETS[name]
+    train, dev, dev_file = read_set(data_dir, name)
+    references = dev_references(dev_file, level)
+    text = [words for _, words, _, _, _ in train + dev]
+    dev_words = [t.text for ref in references for t in ref]
+    rows = [Row("no split", [score(references, lambda w: (w,))]),
+            Row("split after every character", [score(references, tuple)])]
+    annotations = _gold_annotations(train) if semi else None
+    segs = run_morfessor(text, dev_words, bin_dir, seeds[0], ppl, annotations)
+    for key, label in (("baseline", "Morfessor Baseline"), ("flatcat", "Morfessor FlatCat")):
+        found, seconds = segs[key]
+        if key == "baseline" and semi:
+            label += " (no annotations)"
+        elif semi:
+            label += " (annotations)"
+        rows.append(Row(label, [score(references, lambda w, f=found: _recase(w, f.get(_form(w), [_form(w)])))],
+                        [seconds]))
+    last = "pos" if level == "word" else "token_seg"
+    ours = run_ours(text, references, last, seeds, sweeps, annotations)
+    names = {"basic": "basic", "pos": "+ tags", "token_pos": "+ tag HMM over tokens",
+             "token_seg": "+ agreement of neighbours (full model)"}
+    for stage, row in ours.items():
+        row.label = f"morph_segmenter: {names[stage]}" + (" (clamped train gold)" if semi else "")
+        rows.append(row)
+    return rows
+
+
+def _mean(row: Row, key: str) -> str:
+    values = [100 * run[key] for run in row.runs]
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    lines = ["| system | token-weighted P | R | F1 | type-weighted F1 | SIGMORPHON F1 (all items) "
+             "| runs | seconds to the model | speed |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        seconds = f"{statistics.mean(row.seconds):.0f}" if row.seconds else "-"
+        lines.append(
+            f"| {row.label} | {_mean(row, 'morph_boundary_p')} | {_mean(row, 'morph_boundary_r')} "
+            f"| {_mean(row, 'morph_boundary_f')} | {_mean(row, 'morph_type_boundary_f')} "
+            f"| {_mean(row, 'sigmorphon_f')} | {len(row.runs)} | {seconds} | {row.note or '-'} |")
+    return "\n".join(lines)
