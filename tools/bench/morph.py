@@ -138,7 +138,11 @@ def run_morfessor(text: List[List[str]], words: Sequence[str], bin_dir: Path, se
         _run([bin_dir / "morfessor-segment", "-l", tmp / "baseline.bin", "-o", tmp / "baseline.out",
               tmp / "words.txt"])
         rows["baseline"] = _segmented(tmp / "baseline.out", forms), baseline_seconds
-        command = [bin_dir / "flatcat-train", tmp / "baseline.seg", "-p", str(ppl), "-s", tmp / "flatcat.tar.gz"]
+        # "/" (FlatCat's category separator) and "," (its analysis separator)
+        # occur in the words: neither is one here
+        separators = ["--category-separator", "\u0001", "--analysis-separator", "NONE"]
+        command = [bin_dir / "flatcat-train", tmp / "baseline.seg", "-p", str(ppl), "-s", tmp / "flatcat.tar.gz",
+                   *separators]
         if annotations:
             (tmp / "annotations.txt").write_text(
                 "".join(f"{w} {' '.join(m)}\n" for w, m in sorted(annotations.items())), encoding="utf8")
@@ -146,7 +150,8 @@ def run_morfessor(text: List[List[str]], words: Sequence[str], bin_dir: Path, se
         start = time.perf_counter()
         _run(command)
         flatcat_seconds = baseline_seconds + time.perf_counter() - start
-        _run([bin_dir / "flatcat-segment", tmp / "flatcat.tar.gz", "-o", tmp / "flatcat.out", tmp / "words.txt"])
+        _run([bin_dir / "flatcat-segment", tmp / "flatcat.tar.gz", "-o", tmp / "flatcat.out",
+              "--category-separator", "\u0001", tmp / "words.txt"])
         rows["flatcat"] = _segmented(tmp / "flatcat.out", forms), flatcat_seconds
     return rows
 
