@@ -1,6 +1,6 @@
 """The demo job: train each component, run it on raw text, render it with displaCy.
 
-python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments|joint]
+python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments|joint|morph]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
   for a short budget (500 steps); otherwise on the embedded sample corpus.
@@ -23,6 +23,11 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   sentences into constituency trees with the entities in them, prints
   their brackets, and draws the trees with the entities marked
   (joint_parser.html).
+- morph: with the SIGMORPHON 2022 English sentences in the data directory,
+  morph_segmenter learns from their train and dev text (5 sweeps per
+  model stage); otherwise from the embedded morphology sample. It
+  segments a few raw sentences, prints each word's morphs in context and
+  writes them as a page, stems in bold (morph_segmenter.html).
 """
 from __future__ import annotations
 
@@ -50,6 +55,12 @@ SEGMENT_SENTENCES = (
 JOINT_SENTENCES = (
     "Expression of the IL-2 gene was studied in human lymphocytes.",
     "STAT3 binds the c-fos promoter in Jurkat cells.",
+)
+
+# Raw text for the morphological segmenter: words seen and unseen in training.
+MORPH_SENTENCES = (
+    "The preachers were walking quickly towards the villages.",
+    "She reconsidered the unhelpful suggestions of her neighbours.",
 )
 
 SENTENCES = (
@@ -222,12 +233,59 @@ def demo_joint(data_dir: Path, output: Path, training: Path) -> None:
     print(f"wrote {output / 'joint_parser.html'}")
 
 
+def demo_morph(data_dir: Path, output: Path, training: Path) -> None:
+    import html
+
+    import spacy
+
+    from .bench.systems import timed_train
+    from spacy_struct.convert.morphology import convert_sigmorphon
+
+    sentences = data_dir / "sigmorphon2022_segmentation" / "sentence"
+    if (sentences / "eng.sentence.train.tsv").exists() and (sentences / "eng.sentence.dev.tsv").exists():
+        print(f"morph_segmenter: learning from the SIGMORPHON English sentences in {sentences} (5 sweeps per stage)")
+        corpus = Path("corpus/sigmorphon_demo")
+        for split in ("train", "dev"):
+            if not (corpus / f"eng_{split}.spacy").exists():
+                convert_sigmorphon(sentences / f"eng.sentence.{split}.tsv", corpus / f"eng_{split}.spacy")
+        overrides = {"paths.train": str(corpus / "eng_train.spacy"), "paths.dev": str(corpus / "eng_dev.spacy"),
+                     "components.morph_segmenter.sweeps": 5,
+                     "initialize.components.morph_segmenter.extra_text": [str(corpus / "eng_dev.spacy")]}
+    else:
+        print("morph_segmenter: the SIGMORPHON data not found, learning from the embedded morphology sample")
+        for split in ("train", "dev"):
+            if not Path(f"corpus/sample/morph_{split}.spacy").exists():
+                convert_sigmorphon(Path(f"corpus/sample/sample-morph-{split}.tsv"),
+                                   Path(f"corpus/sample/morph_{split}.spacy"), level="sentence")
+        overrides = {}
+    info = timed_train(Path("configs/morph_segmenter_sample.cfg"), training, overrides)
+    print(f"learned in {info['seconds'] / 60:.1f} min")
+
+    nlp = spacy.load(training / "model-best")
+    rows = []
+    for doc in nlp.pipe(MORPH_SENTENCES):
+        print(" ".join("-".join(t._.morphs) for t in doc))
+        words = []
+        for t in doc:
+            m = t._.morphs
+            parts = [html.escape(x) for x in m.prefixes] + [f"<b>{html.escape(m.stem)}</b>"]
+            parts += [html.escape(x) for x in m.suffixes]
+            words.append("&middot;".join(parts))
+        rows.append(f"<p>{' '.join(words)}</p>")
+    output.mkdir(parents=True, exist_ok=True)
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>morph_segmenter</title></head>"
+            "<body style='font-family: sans-serif; font-size: 20px'>"
+            "<h3>Morphs in context (stems in bold)</h3>" + "".join(rows) + "</body></html>")
+    (output / "morph_segmenter.html").write_text(page, encoding="utf8")
+    print(f"wrote {output / 'morph_segmenter.html'}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--output", type=Path, default=Path("displacy"))
     parser.add_argument("--training", type=Path, default=Path("training/demo"))
-    parser.add_argument("--only", choices=("parse", "nested", "segments", "joint"),
+    parser.add_argument("--only", choices=("parse", "nested", "segments", "joint", "morph"),
                         help="run one component's demo")
     args = parser.parse_args(argv)
     if args.only in (None, "parse"):
@@ -238,6 +296,8 @@ def main(argv=None) -> int:
         demo_segments(args.data_dir, args.output, args.training / "overlap_segmenter")
     if args.only in (None, "joint"):
         demo_joint(args.data_dir, args.output, args.training / "joint_parser")
+    if args.only in (None, "morph"):
+        demo_morph(args.data_dir, args.output, args.training / "morph_segmenter")
     return 0
 
 

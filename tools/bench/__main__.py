@@ -117,10 +117,10 @@ def main(argv=None) -> int:
 
         if args.set_name not in morph.SETS:
             parser.error(f"--set must be one of {sorted(morph.SETS)}")
-        rows = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
+        rows, cue = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
                               args.morfessor_bin, args.flatcat_ppl, semi=args.semi)
         level, lang = morph.SETS[args.set_name]
-        text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows)
+        text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows, cue)
                 + f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
                 f"from the train and dev text and is scored on dev. Budget: {args.sweeps} sweeps per model "
                 f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "

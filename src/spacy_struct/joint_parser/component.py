@@ -192,7 +192,7 @@ class JointParser(StructuredComponent):
         if scores is None:
             return batch, []
         parts = self.label_parts
-        charts = [_with_empty_label(parts.label_scores(s)) for s in scores]
+        charts = [_with_empty_label(s, parts) for s in scores]
         entity_columns = [k + 1 for k, name in enumerate(self.labels) if ENTITY_SEPARATOR in name]
         for (doc_i, start, end), chart in zip(batch.sents, charts):
             if not chart.shape[0]:
@@ -333,7 +333,7 @@ class JointParser(StructuredComponent):
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
         """Loss of the span scores, and their gradient (per word of the batch)."""
         parts = self.label_parts
-        loss, grads = self.structure_loss([_with_empty_label(parts.label_scores(s)) for s in scores], golds)
+        loss, grads = self.structure_loss([_with_empty_label(s, parts) for s in scores], golds)
         n_words = sum(batch.lengths())
         return loss, [parts.part_gradient(g[:, :, 1:] / n_words) for g in grads]
 
@@ -348,9 +348,10 @@ class JointParser(StructuredComponent):
         return sorted(found)
 
 
-def _with_empty_label(scores: np.ndarray) -> np.ndarray:
-    """(n, n, L) scores with a column of zeros in front: the empty label."""
-    n = scores.shape[0]
-    out = np.zeros((n, n, scores.shape[2] + 1), dtype=np.float64)
-    out[:, :, 1:] = scores
+def _with_empty_label(part_scores: np.ndarray, parts: LabelParts) -> np.ndarray:
+    """The (n, n, 1 + labels) chart of a sentence's part scores: the empty
+    label's column of zeros in front of the labels' scores."""
+    n = part_scores.shape[0]
+    out = np.zeros((n, n, len(parts.labels) + 1), dtype=np.float64)
+    parts.label_scores(part_scores, out=out[:, :, 1:])
     return out
