@@ -316,3 +316,24 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
             scores[t, k] = log_joint(segs + [segmentation_of(new, k)], tags + [t], sentences, words + ["talking"],
                                      SETTINGS, 3, False, False)
     assert scores[tag, h] == pytest.approx(max(scores.values()), abs=1e-9)
+
+
+# ------------------------------------------------------------------ bench
+def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path):
+    from spacy_struct.convert.morphology import read_sigmorphon
+    from tools.bench.morph import _recase, agreement_cue, dev_references, score
+
+    path = tmp_path / "xx.sentence.dev.tsv"
+    path.write_text("The dogs ran .\tThe dog @@s ran .\nbig cats walked\tbig cat @@s walk @@ed\n", encoding="utf8")
+    refs = dev_references(path, "sentence")
+    assert score(refs, lambda w: (w,))["morph_boundary_r"] == 0.0
+    perfect = {"dogs": ("dog", "s"), "cats": ("cat", "s"), "walked": ("walk", "ed")}
+    scores = score(refs, lambda w: perfect.get(w, (w,)))
+    assert scores["morph_boundary_f"] == 1.0 and scores["sigmorphon_f"] == 1.0
+    assert _recase("Dogs", ["dog", "s"]) == ["Dog", "s"]
+    # no neighbours end alike over their longer final suffix ("cats walked":
+    # "ts" against "ed"), so there is no figure
+    assert agreement_cue(list(read_sigmorphon(path))) == ""
+    path.write_text("dogs cats\tdog @@s cat @@s\nhats mats\that @@s mats\n", encoding="utf8")
+    cue = agreement_cue(list(read_sigmorphon(path)))
+    assert "2 pairs" in cue and "50.0%" in cue

@@ -21,8 +21,8 @@ in parts a component takes as it needs them:
   learned (labels, and the settings that shape the model) comes from disk,
   how to decode comes from the config.
 
-A component without a gradient loss (a sampler) takes `SentenceBatching`,
-`LabelSet` and `GoldErrors` and its own `update`.
+A component without a gradient loss (morph_segmenter, a sampler that learns
+in `initialize`) is a plain spaCy `Pipe` and takes from here what fits.
 """
 
 import warnings
