@@ -77,7 +77,9 @@ def main(argv=None) -> int:
     p.add_argument("--section", default="")
     p = sub.add_parser("morph", help="morph_segmenter and Morfessor on a SIGMORPHON 2022 set, dev")
     p.add_argument("data_dir", type=Path, help="the SIGMORPHON 2022 folder (word/ and sentence/)")
-    p.add_argument("--set", dest="set_name", required=True, help="sent-eng, sent-ces, sent-mon, word-ces or word-mon")
+    p.add_argument("--set", dest="set_name", required=True,
+                   help="sent-eng, sent-ces, sent-mon, word-ces, word-mon (DATA_DIR: the SIGMORPHON folder) or "
+                        "htb (DATA_DIR: the UD Hebrew-HTB folder)")
     p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1)")
     p.add_argument("--sweeps", type=int, default=50, help="sweeps per model stage")
     p.add_argument("--semi", action="store_true", help="give the train words' gold to FlatCat and to ours")
@@ -121,8 +123,11 @@ def main(argv=None) -> int:
                               args.morfessor_bin, args.flatcat_ppl, semi=args.semi)
         level, lang = morph.SETS[args.set_name]
         text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows, cue)
-                + f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
-                f"from the train and dev text and is scored on dev. Budget: {args.sweeps} sweeps per model "
+                + (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
+                   f"from the train and dev text and is scored on dev. " if level != "ud" else
+                   f"\n\nData: {args.data_dir}/{lang}-ud-dev.conllu (no train split here); every system "
+                   f"learns from the dev text and is scored on it. ")
+                + f"Budget: {args.sweeps} sweeps per model "
                 f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
                 f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded. "
                 f"{machine_line()}\n")

@@ -33,13 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-#: set name -> (level, language)
+#: set name -> (level, language); "ud" is a UD treebank's multiword tokens
+#: (its folder as DATA_DIR), dev only, so its text is its dev text
 SETS = {
     "sent-eng": ("sentence", "eng"),
     "sent-ces": ("sentence", "ces"),
     "sent-mon": ("sentence", "mon"),
     "word-ces": ("word", "ces"),
     "word-mon": ("word", "mon"),
+    "htb": ("ud", "he_htb"),
 }
 
 
@@ -70,10 +72,13 @@ class Row:
 
 
 def read_set(data_dir: Path, name: str):
-    """(train items, dev items, dev file) of a SIGMORPHON set."""
+    """(train items, dev items, dev reference Docs) of a set."""
     from spacy_struct.convert.morphology import read_sigmorphon
 
     level, lang = SETS[name]
+    if level == "ud":
+        references = ud_references(data_dir / f"{lang}-ud-dev.conllu")
+        return [], [_item(doc) for doc in references], references
     files = []
     for split in ("train", "dev"):
         # the local copy keeps word/ and sentence/ apart; the shared task's
@@ -85,7 +90,28 @@ def read_set(data_dir: Path, name: str):
             raise FileNotFoundError(f"no {lang}.{level}.{split}.tsv under {data_dir}")
         files.append(found)
     train = list(read_sigmorphon(files[0], level))
-    return train, list(read_sigmorphon(files[1], level)), files[1]
+    return train, list(read_sigmorphon(files[1], level)), dev_references(files[1], level)
+
+
+def _item(doc):
+    """A reference Doc as an item of `read_sigmorphon`'s form."""
+    from spacy_struct.morph_segmenter.morphs import CANONICAL_KEY, doc_morphs
+
+    words = [t.text for t in doc]
+    return "", words, [list(m) if m is not None else None for m in doc_morphs(doc)], \
+        list(doc.user_data.get(CANONICAL_KEY, words)), None
+
+
+def ud_references(path: Path):
+    """A CoNLL-U file's sentences as reference Docs (`convert ud-morphs`)."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_struct.convert.morphology import convert_ud_morphs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        convert_ud_morphs(path, Path(tmp) / "dev.spacy")
+        return list(DocBin().from_disk(Path(tmp) / "dev.spacy").get_docs(spacy.blank("xx").vocab))
 
 
 def dev_references(dev_file: Path, level: str):
@@ -131,7 +157,8 @@ def _gold_annotations(train) -> Dict[str, List[str]]:
 def agreement_cue(items) -> str:
     """How often adjacent words that end alike (over the longer of their
     gold final suffixes) have the same gold final suffix: the premise of
-    the agreement factor (Lee et al.: about 94% on the Arabic treebank)."""
+    the agreement factor (Lee et al.: about 94% on the Arabic treebank).
+    On the train gold; a UD set has only dev, so on that."""
     pairs = agree = 0
     for _, words, gold, _, _ in items:
         for (w1, g1), (w2, g2) in zip(zip(words, gold), list(zip(words, gold))[1:]):
@@ -145,7 +172,7 @@ def agreement_cue(items) -> str:
                 agree += s1 == s2
     if not pairs:
         return ""
-    return (f"Agreement cue in the train gold: {pairs:,} pairs of adjacent words end alike over the "
+    return (f"Agreement cue in the gold: {pairs:,} pairs of adjacent words end alike over the "
             f"longer of their final suffixes; {100 * agree / pairs:.1f}% of them have the same final suffix "
             f"(Lee et al. report about 94% on the Arabic treebank).")
 
@@ -240,8 +267,7 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     """Every system on one set; RETURNS the rows in table order and the
     agreement cue's figure on the set's train gold (sentence sets)."""
     level, _ = SETS[name]
-    train, dev, dev_file = read_set(data_dir, name)
-    references = dev_references(dev_file, level)
+    train, dev, references = read_set(data_dir, name)
     text = [words for _, words, _, _, _ in train + dev]
     dev_words = [t.text for ref in references for t in ref]
     rows = [Row("no split", [score(references, lambda w: (w,))]),
@@ -263,7 +289,8 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     for stage, row in ours.items():
         row.label = f"morph_segmenter: {names[stage]}" + (" (clamped train gold)" if semi else "")
         rows.append(row)
-    return rows, (agreement_cue(train) if level == "sentence" else "")
+    cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""
+    return rows, cue
 
 
 def _mean(row: Row, key: str) -> str:
