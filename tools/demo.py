@@ -249,7 +249,7 @@ def demo_morph(data_dir: Path, output: Path, training: Path) -> None:
             if not (corpus / f"eng_{split}.spacy").exists():
                 convert_sigmorphon(sentences / f"eng.sentence.{split}.tsv", corpus / f"eng_{split}.spacy")
         overrides = {"paths.train": str(corpus / "eng_train.spacy"), "paths.dev": str(corpus / "eng_dev.spacy"),
-                     "components.morph_segmenter.sweeps": 5,
+                     "components.morph_segmenter.sweeps": 5, "corpora.dev.limit": 300,
                      "initialize.components.morph_segmenter.extra_text": [str(corpus / "eng_dev.spacy")]}
     else:
         print("morph_segmenter: the SIGMORPHON data not found, learning from the embedded morphology sample")
