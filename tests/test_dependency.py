@@ -55,6 +55,21 @@ def test_eisner_is_the_best_projective_tree(scores, single_root):
     assert_argmax(D.eisner, scores, single_root, projective=True)
 
 
+def test_no_finite_tree_gives_minus_infinity_whatever_sign_the_singular_determinant_rounds_to():
+    """With every root arc -inf there is no tree; the Laplacian is singular,
+    and its determinant's rounding gives +1 as often as not (found by the
+    enumeration test below)."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = int(rng.integers(2, 6))
+        scores = rng.normal(0, 3, size=(n + 1, n + 1))
+        scores[0, :] = -np.inf
+        for single_root in (False, True):
+            log_z, marg = D.matrix_tree_marginals(scores, single_root=single_root)
+            assert log_z == -np.inf and not marg.any()
+            assert D.matrix_tree_log_partition(scores, single_root) == -np.inf
+
+
 @settings(max_examples=150, deadline=None)
 @given(arc_scores(max_n=5, integer=False), st.booleans())
 def test_log_partitions_and_marginals_equal_enumeration(scores, single_root):

@@ -204,27 +204,37 @@ def _matrix_tree_same_length(S: np.ndarray, single_root: bool):
         marg[:, 1:, 1:] = word
         marg[:, words, words] = 0.0
         marg[~ok] = 0.0
-    _check_precision(S, marg, ok, single_root)
+    no_tree = _check_precision(S, marg, ok, single_root)
+    log_z[no_tree] = -np.inf
+    marg[no_tree] = 0.0
     np.clip(marg, 0.0, 1.0, out=marg)
     return log_z, marg
 
 
-def _check_precision(S: np.ndarray, marg: np.ndarray, ok: np.ndarray, single_root: bool):
+def _check_precision(S: np.ndarray, marg: np.ndarray, ok: np.ndarray, single_root: bool) -> np.ndarray:
     """Refuse to return marginals that the determinant no longer supports.
 
     LU on a Laplacian whose root weights are many orders of magnitude below
     its word weights cancels catastrophically (the matrix is then almost
     singular). A tree's head marginals must sum to one per word; where they
-    do not, or where a finite tree exists but the determinant came out
-    non-positive, the result would be silently wrong, so raise instead.
+    do not, or where the determinant came out non-positive, the sentence
+    either has no tree with a finite score (a singular Laplacian, whose
+    determinant rounding can give either sign: log Z is -inf) or lost its
+    precision (a finite tree exists), which would be silently wrong, so
+    raise.
+
+    RETURNS: the mask of sentences with no finite tree.
     """
     sums = marg[:, :, 1:].sum(axis=1)
-    bad = ok & (np.abs(sums - 1.0) > 1e-6).any(axis=1)
-    for b in np.flatnonzero(~ok):
+    suspect = ~ok | (np.abs(sums - 1.0) > 1e-6).any(axis=1)
+    no_tree = np.zeros_like(ok)
+    bad = np.zeros_like(ok)
+    for b in np.flatnonzero(suspect):
         try:
             chu_liu_edmonds(S[b], single_root=single_root)
         except NoLegalStructureError:
-            continue            # log Z = -inf is the right answer
+            no_tree[b] = True   # log Z = -inf is the right answer
+            continue
         bad[b] = True
     if bad.any():
         raise FloatingPointError(
@@ -232,6 +242,7 @@ def _check_precision(S: np.ndarray, marg: np.ndarray, ok: np.ndarray, single_roo
             "too many orders of magnitude weaker than the word arcs"
             + ("" if single_root else "; single_root=True or eisner_marginals stay accurate here")
         )
+    return no_tree
 
 
 def matrix_tree_log_partition(scores, single_root: bool = True):
