@@ -3,7 +3,7 @@
 python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|nested|segments|joint|morph]
 
 - parse: with UD English-EWT in the data directory, mst_parser trains on it
-  for a short budget (500 steps); otherwise on the embedded sample corpus.
+  for a short budget (400 steps); otherwise on the embedded sample corpus.
   The pipeline (its senter finds the sentences) parses a raw text, and a
   displaCy dependency page is written (mst_parser.html).
 - nested: with GENIA in the data directory, nested_ner trains on it for a
@@ -12,7 +12,7 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
 - segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (80 steps); otherwise on the embedded segment
+  it for a short budget (50 steps); otherwise on the embedded segment
   sample. It tags a few raw sentences, one with a discontinuous mention
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
@@ -24,7 +24,7 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   their brackets, and draws the trees with the entities marked
   (joint_parser.html).
 - morph: with the SIGMORPHON 2022 English sentences in the data directory,
-  morph_segmenter learns from their train and dev text (5 sweeps per
+  morph_segmenter learns from their train and dev text (3 sweeps per
   model stage); otherwise from the embedded morphology sample. It
   segments a few raw sentences, prints each word's morphs in context and
   writes them as a page, stems in bold (morph_segmenter.html).
@@ -79,13 +79,13 @@ def demo_parse(data_dir: Path, output: Path, training: Path) -> None:
     ewt = data_dir / "ud_english_ewt"
     train_src = next(iter(sorted(ewt.glob("en_ewt-ud-train.conllu*"))), None) if ewt.exists() else None
     if train_src is not None:
-        print(f"mst_parser: training on UD English-EWT from {ewt} (500 steps)")
+        print(f"mst_parser: training on UD English-EWT from {ewt} (400 steps)")
         corpus = Path("corpus/ud_english_ewt")
         for split, src in (("train", train_src), ("dev", ewt / "en_ewt-ud-dev.conllu")):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(src, corpus / f"{split}.spacy", lang="en")
         config = Path("configs/mst_parser_ewt.cfg")
-        overrides = {"training.max_steps": 500, "training.eval_frequency": 500, "corpora.dev.limit": 100}
+        overrides = {"training.max_steps": 400, "training.eval_frequency": 400, "corpora.dev.limit": 100}
     else:
         print("mst_parser: UD English-EWT not found, training on the embedded sample corpus")
         for split in ("train", "dev"):
@@ -155,13 +155,13 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
 
     craft = data_dir / "craft"
     if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
-        print(f"overlap_segmenter: training on CRAFT from {craft} (80 steps)")
+        print(f"overlap_segmenter: training on CRAFT from {craft} (50 steps)")
         corpus = Path("corpus/craft")
         for split in ("train", "dev"):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 80, "training.eval_frequency": 80, "corpora.dev.limit": 300}
+        overrides = {"training.max_steps": 50, "training.eval_frequency": 50, "corpora.dev.limit": 300}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
@@ -243,13 +243,13 @@ def demo_morph(data_dir: Path, output: Path, training: Path) -> None:
 
     sentences = data_dir / "sigmorphon2022_segmentation" / "sentence"
     if (sentences / "eng.sentence.train.tsv").exists() and (sentences / "eng.sentence.dev.tsv").exists():
-        print(f"morph_segmenter: learning from the SIGMORPHON English sentences in {sentences} (5 sweeps per stage)")
+        print(f"morph_segmenter: learning from the SIGMORPHON English sentences in {sentences} (3 sweeps per stage)")
         corpus = Path("corpus/sigmorphon_demo")
         for split in ("train", "dev"):
             if not (corpus / f"eng_{split}.spacy").exists():
                 convert_sigmorphon(sentences / f"eng.sentence.{split}.tsv", corpus / f"eng_{split}.spacy")
         overrides = {"paths.train": str(corpus / "eng_train.spacy"), "paths.dev": str(corpus / "eng_dev.spacy"),
-                     "components.morph_segmenter.sweeps": 5, "corpora.dev.limit": 300,
+                     "components.morph_segmenter.sweeps": 3, "corpora.dev.limit": 100,
                      "initialize.components.morph_segmenter.extra_text": [str(corpus / "eng_dev.spacy")]}
     else:
         print("morph_segmenter: the SIGMORPHON data not found, learning from the embedded morphology sample")
