@@ -161,7 +161,7 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 50, "training.eval_frequency": 50, "corpora.dev.limit": 300}
+        overrides = {"training.max_steps": 50, "training.eval_frequency": 50, "corpora.dev.limit": 100}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
