@@ -17,6 +17,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc, Token
 
+from ..pipeline import text_preview
+
 USER_DATA_KEY = "spacy_struct.morphs"
 #: user_data key of an item's gold morphs as its corpus gives them, canonical
 #: or not (a list of strings, the item's words' morphs in order), written by
@@ -106,16 +108,17 @@ def check_morphs(text: str, morphs: Sequence[str], where: str) -> None:
         )
 
 
-def _stored(doc: Doc) -> List[Optional[list]]:
+def _stored(doc: Doc) -> Sequence[Optional[list]]:
+    """The doc's stored rows, read-only (one per token)."""
     rows = doc.user_data.get(USER_DATA_KEY)
     if rows is None:
-        return [None] * len(doc)
+        return (None,) * len(doc)
     if len(rows) != len(doc):
         raise ValueError(
-            f"the doc {_preview(doc)} has {len(doc)} tokens but segmentations stored for "
+            f"the doc {text_preview(doc.text)} has {len(doc)} tokens but segmentations stored for "
             f"{len(rows)}: it was retokenized after they were set"
         )
-    return list(rows)
+    return rows
 
 
 def _read(token: Token, row: Optional[list]) -> Optional[Morphs]:
@@ -142,13 +145,13 @@ def set_morphs(token: Token, morphs) -> None:
 def write_morphs(doc: Doc, segmentations: Dict[int, object]) -> None:
     """Store the segmentations of several tokens of `doc` at once: token
     index to `Morphs`, sequence of strings, or None (removed)."""
-    rows = _stored(doc)
+    rows = list(_stored(doc))
     for i, morphs in segmentations.items():
         token = doc[i]
         if morphs is None:
             rows[token.i] = None
             continue
-        check_morphs(token.text, morphs, f"token {token.i} {token.text!r} of the doc {_preview(doc)}")
+        check_morphs(token.text, morphs, f"token {token.i} {token.text!r} of the doc {text_preview(doc.text)}")
         if not isinstance(morphs, Morphs):
             morphs = Morphs(morphs)
         rows[token.i] = [list(morphs.cuts), morphs.stem_index, -1 if morphs.tag is None else morphs.tag]
@@ -159,10 +162,6 @@ def has_morphs(doc: Doc) -> bool:
     """Whether any token of `doc` has a stored segmentation."""
     return any(row is not None for row in doc.user_data.get(USER_DATA_KEY, ()))
 
-
-def _preview(doc: Doc) -> str:
-    text = doc.text
-    return repr(text[:40] + ("..." if len(text) > 40 else ""))
 
 
 def register_extension() -> None:

@@ -19,6 +19,8 @@ from typing import Iterable, List, Sequence, Tuple, Union
 
 from spacy.tokens import Doc, Span
 
+from ..pipeline import text_preview
+
 USER_DATA_KEY = "spacy_struct.segments"
 
 Fragments = Tuple[Tuple[int, int], ...]
@@ -128,7 +130,7 @@ def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
     segment and the doc for a bad label or bad fragments."""
     stored = []
     for i, seg in enumerate(segments):
-        where = f"segment {i} of the doc {_preview(doc)}"
+        where = f"segment {i} of the doc {text_preview(doc.text)}"
         if isinstance(seg, Segment):
             label, frags = seg.label_, seg.offsets
         else:
@@ -147,10 +149,6 @@ def has_segments(doc: Doc) -> bool:
     """Whether segments (possibly none) were stored on `doc`."""
     return USER_DATA_KEY in doc.user_data
 
-
-def _preview(doc: Doc) -> str:
-    text = doc.text
-    return repr(text[:40] + ("..." if len(text) > 40 else ""))
 
 
 def register_extension() -> None:

@@ -1,5 +1,5 @@
 """What the structured components share: the base component and sentence ranges."""
-from .base import SHARED_DEFAULTS, GoldErrors, factory_config, LabelSet, MisalignedGold, SentenceBatching, StructuredComponent, TrainingDivergedError, missing_spans_message, preview
+from .base import SHARED_DEFAULTS, GoldErrors, factory_config, LabelSet, MisalignedGold, SentenceBatching, StructuredComponent, TrainingDivergedError, missing_spans_message, preview, text_preview
 from .sentences import check_sentence_limits, ranges_from_starts, rule_starts, sentence_ranges, training_ranges
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "factory_config",
     "missing_spans_message",
     "preview",
+    "text_preview",
     "ranges_from_starts",
     "rule_starts",
     "sentence_ranges",

@@ -511,7 +511,11 @@ def missing_spans_message(reference: Doc, key: str, alternative: str = "") -> st
             f"without entities needs an empty group under the key")
 
 
+def text_preview(text: str) -> str:
+    """The start of a text, quoted, for error messages."""
+    return repr(text[:40] + ("..." if len(text) > 40 else ""))
+
+
 def preview(eg: Example) -> str:
     """The start of an example's text, quoted, for error messages."""
-    text = eg.reference.text
-    return repr(text[:40] + ("..." if len(text) > 40 else ""))
+    return text_preview(eg.reference.text)
