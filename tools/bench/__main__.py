@@ -7,7 +7,8 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
-python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi] [--output FILE [--section NAME]]
+python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi]
+    [--supervised LABEL=PIPELINE] [--output FILE [--section NAME]]
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
 data, split, budget and machine it was measured on) replaces the block
@@ -83,6 +84,8 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1)")
     p.add_argument("--sweeps", type=int, default=50, help="sweeps per model stage")
     p.add_argument("--semi", action="store_true", help="give the train words' gold to FlatCat and to ours")
+    p.add_argument("--supervised", action="append", default=[], metavar="LABEL=PIPELINE",
+                   help="also score a trained pipeline that sets token._.morphs (repeatable)")
     p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
     p.add_argument("--flatcat-ppl", type=float, default=10.0, help="FlatCat's perplexity threshold")
     p.add_argument("--output", type=Path)
@@ -120,7 +123,8 @@ def main(argv=None) -> int:
         if args.set_name not in morph.SETS:
             parser.error(f"--set must be one of {sorted(morph.SETS)}")
         rows, cue = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
-                              args.morfessor_bin, args.flatcat_ppl, semi=args.semi)
+                              args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
+                              supervised=args.supervised)
         level, lang = morph.SETS[args.set_name]
         text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows, cue)
                 + (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
@@ -129,8 +133,10 @@ def main(argv=None) -> int:
                    f"learns from the dev text and is scored on it. ")
                 + f"Budget: {args.sweeps} sweeps per model "
                 f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
-                f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded. "
-                f"{machine_line()}\n")
+                f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded"
+                + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only to "
+                   "pick the best checkpoint). " if args.supervised else ". ")
+                + f"{machine_line()}\n")
         print(text)
         if args.output:
             write_results(args.output, args.section, text)

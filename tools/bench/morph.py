@@ -19,7 +19,10 @@ makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation. With
 `--semi` the gold of the train words is given to FlatCat (annotations) and
-to morph_segmenter (clamped types). All systems see the words lowercased
+to morph_segmenter (clamped types). `--supervised LABEL=PIPELINE` adds a
+trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
+from the train split's gold), run over the dev docs' words in context and
+scored by the same functions. All systems see the words lowercased
 where that keeps their length; the cuts apply to the word as written.
 """
 from __future__ import annotations
@@ -144,6 +147,30 @@ def score(references, segment: Callable[[str], Sequence[str]]) -> Dict[str, floa
     return scores
 
 
+def score_pipeline(references, system) -> Dict[str, float]:
+    """All scores of a trained pipeline that sets `token._.morphs`, run over
+    the reference docs' words (each doc whole, so a sentence is context),
+    and its speed: the best of 3 passes, single-threaded as the caller runs it."""
+    from spacy.training import Example
+
+    from spacy_struct.morph_segmenter.scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
+
+    from .systems import gold_token_docs, load_system
+
+    nlp = load_system(system)
+    best = float("inf")
+    for _ in range(3):
+        docs = gold_token_docs(system, [Example(ref, ref) for ref in references])
+        start = time.perf_counter()
+        docs = list(nlp.pipe(docs, batch_size=256))
+        best = min(best, time.perf_counter() - start)
+    examples = [Example(doc, ref) for doc, ref in zip(docs, references)]
+    scores = score_morphs(examples)
+    scores.update(sigmorphon_scores(sigmorphon_pairs(examples)))
+    system.best_time = best
+    return scores
+
+
 def _gold_annotations(train) -> Dict[str, List[str]]:
     """Surface gold of the train words, by form (the first gold of each)."""
     out: Dict[str, List[str]] = {}
@@ -263,7 +290,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
 
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
-             semi: bool = False):
+             semi: bool = False, supervised: Sequence[str] = ()):
     """Every system on one set; RETURNS the rows in table order and the
     agreement cue's figure on the set's train gold (sentence sets)."""
     level, _ = SETS[name]
@@ -289,8 +316,34 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     for stage, row in ours.items():
         row.label = f"morph_segmenter: {names[stage]}" + (" (clamped train gold)" if semi else "")
         rows.append(row)
+    rows.extend(supervised_rows(references, supervised))
     cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""
     return rows, cue
+
+
+def supervised_rows(references, specs: Sequence[str]) -> List[Row]:
+    """A row per trained pipeline (LABEL=PATH): its scores, its training
+    time, and its segmenting speed in words per second."""
+    import json
+
+    from .systems import parse_spec
+
+    rows = []
+    n_words = sum(len(ref) for ref in references)
+    for spec in specs:
+        system = parse_spec(spec)
+        row = Row(system.label, [score_pipeline(references, system)])
+        info = system.path.parent / "training_time.json"
+        if info.exists():
+            info = json.loads(info.read_text())
+            row.seconds.append(info["seconds"])
+            row.note = (f"{n_words / system.best_time:,.0f} words/s segmenting; trained "
+                        f"{info.get('max_epochs') or info.get('max_steps')} "
+                        f"{'epochs' if info.get('max_epochs') else 'steps'} on the train gold")
+        else:
+            row.note = f"{n_words / system.best_time:,.0f} words/s segmenting"
+        rows.append(row)
+    return rows
 
 
 def _mean(row: Row, key: str) -> str:

@@ -9,6 +9,8 @@ that the components' scorers chain onto it.
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
 - `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v1` (transitions of
   gapped segments).
+- `morph_scorer.py`: `spacy_struct.MorphScorer.v1` (the morphs of each word,
+  from its characters and its vector in context).
 - `scorer.py`: `encoder_and_head`, the composition every scorer uses;
   `views.py`: the word views and distance-bucket biases the biaffine
   heads share.
@@ -19,6 +21,7 @@ from .bilstm import BiLSTM
 from .edge_features import build_edge_features
 from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
+from .morph_scorer import build_morph_scorer
 from .segment_scorer import build_segment_pair_scorer
 from .span_scorer import build_span_scorer
 
@@ -29,6 +32,7 @@ __all__ = [
     "SentenceBatch",
     "build_biaffine_arc_scorer",
     "build_edge_features",
+    "build_morph_scorer",
     "build_segment_pair_scorer",
     "build_sentence_encoder",
     "build_span_scorer",

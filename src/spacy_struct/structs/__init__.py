@@ -7,6 +7,8 @@
   the structure objects `SpanTrees` and `LaminarSpans`, and span-set
   helpers (`crosses`, `first_crossing`, `outermost`).
 - `segments`: k-best gapped segments per type.
+- `partitions`: cuts of a sequence into contiguous pieces (semi-Markov);
+  the structure object `Partitions`.
 
 A structure object (`base.Structure`) offers argmax, log_partition,
 marginals, local_marginals, add_hamming_cost, indicator and the gold
@@ -14,7 +16,7 @@ resolution under one set of names, so `spacy_struct.losses` is written once.
 The functions underneath take one array or a list of arrays (a batch,
 decoded in one call with the GIL released).
 """
-from . import dependency, segments, spans
+from . import dependency, partitions, segments, spans
 from .arrays import NoLegalStructureError
 from .base import Structure
 from .dependency import (
@@ -30,6 +32,7 @@ from .dependency import (
     matrix_tree_marginals,
     tree_score,
 )
+from .partitions import Partitions, partition_argmax, partition_marginals
 from .segments import Segments, kbest_segments, select_segments
 from .spans import (
     LaminarSpans,
@@ -47,8 +50,9 @@ from .spans import (
 
 __all__ = [
     "NoLegalStructureError", "Structure",
-    "dependency", "spans", "segments",
-    "DependencyTrees", "LaminarSpans", "SpanTrees",
+    "dependency", "spans", "segments", "partitions",
+    "DependencyTrees", "LaminarSpans", "SpanTrees", "Partitions",
+    "partition_argmax", "partition_marginals",
     "chu_liu_edmonds", "eisner", "eisner_log_partition", "eisner_marginals",
     "matrix_tree_log_partition", "matrix_tree_marginals",
     "check_heads", "crossing_arcs", "lift_to_projective", "tree_score",
