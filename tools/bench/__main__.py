@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     p.add_argument("--set", dest="set_name", required=True,
                    help="sent-eng, sent-ces, sent-mon, word-ces, word-mon (DATA_DIR: the SIGMORPHON folder) or "
                         "htb (DATA_DIR: the UD Hebrew-HTB folder)")
-    p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1)")
+    p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1); 0: only the trivial rows and --supervised")
     p.add_argument("--sweeps", type=int, default=50, help="sweeps per model stage")
     p.add_argument("--semi", action="store_true", help="give the train words' gold to FlatCat and to ours")
     p.add_argument("--supervised", action="append", default=[], metavar="LABEL=PIPELINE",
@@ -126,17 +126,22 @@ def main(argv=None) -> int:
                               args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
                               supervised=args.supervised)
         level, lang = morph.SETS[args.set_name]
-        text = (f"#### {args.set_name}{' semi-supervised' if args.semi else ''}\n\n" + morph.format_table(rows, cue)
-                + (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
-                   f"from the train and dev text and is scored on dev. " if level != "ud" else
-                   f"\n\nData: {args.data_dir}/{lang}-ud-dev.conllu (no train split here); every system "
-                   f"learns from the dev text and is scored on it. ")
-                + f"Budget: {args.sweeps} sweeps per model "
-                f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
-                f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded"
-                + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only to "
-                   "pick the best checkpoint). " if args.supervised else ". ")
-                + f"{machine_line()}\n")
+        title = f"#### {args.set_name}{' semi-supervised' if args.semi else ''}{' supervised' if not args.seeds else ''}"
+        if not args.seeds:
+            about = (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; each pipeline "
+                     f"learns from the train split's gold (`spacy train`, dev only to pick the best "
+                     f"checkpoint) and is scored on dev. Seconds: its training run. ")
+        else:
+            about = ((f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; every system learns "
+                      f"from the train and dev text and is scored on dev. " if level != "ud" else
+                      f"\n\nData: {args.data_dir}/{lang}-ud-dev.conllu (no train split here); every system "
+                      f"learns from the dev text and is scored on it. ")
+                     + f"Budget: {args.sweeps} sweeps per model "
+                     f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
+                     f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded"
+                     + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only "
+                        "to pick the best checkpoint). " if args.supervised else ". "))
+        text = f"{title}\n\n" + morph.format_table(rows, cue) + about + f"{machine_line()}\n"
         print(text)
         if args.output:
             write_results(args.output, args.section, text)

@@ -300,6 +300,8 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     rows = [Row("no split", [score(references, lambda w: (w,))]),
             Row("split after every character", [score(references, tuple)])]
     annotations = _gold_annotations(train) if semi else None
+    if not seeds:  # the trained pipelines alone, beside the trivial rows
+        return rows + supervised_rows(references, supervised), ""
     segs = run_morfessor(text, dev_words, bin_dir, seeds[0], ppl, annotations)
     for key, label in (("baseline", "Morfessor Baseline"), ("flatcat", "Morfessor FlatCat")):
         found, seconds = segs[key]
