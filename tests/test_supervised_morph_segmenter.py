@@ -149,3 +149,23 @@ def test_clear_errors():
         fresh = spacy.blank("en")
         fresh.add_pipe("supervised_morph_segmenter")
         fresh("walkers")
+
+
+def test_a_shared_tok2vec_trains_on_batches_with_docs_without_gold():
+    """Docs without gold morphs stay in the batch (the tok2vec listener must
+    see the docs the tok2vec component saw) and add nothing to the loss."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    nlp.add_pipe("supervised_morph_segmenter", config={"model": {
+        "@architectures": "spacy_struct.MorphScorer.v1",
+        "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "*"}}})
+    train = _examples(nlp, "morph_train.spacy")[:20]
+    bare = Doc(nlp.vocab, words=["causing", "it"])
+    batch = train[:5] + [Example(bare.copy(), bare)]
+    optimizer = nlp.initialize(lambda: train)
+    losses = nlp.update(batch, sgd=optimizer)
+    assert losses["supervised_morph_segmenter"] > 0
+    ranges, golds = nlp.get_pipe("supervised_morph_segmenter").gold(batch[5], 5)
+    assert ranges == [(0, 2)] and golds == [[None, None]]
+    only_bare = nlp.update(batch[5:], sgd=optimizer)
+    assert only_bare["supervised_morph_segmenter"] == 0.0

@@ -157,11 +157,9 @@ class SupervisedMorphSegmenter(StructuredComponent):
 
     # ---------------------------------------------------------------- training
     def gold(self, eg: Example, index: int) -> Tuple[list, List[SentenceGold]]:
-        """The sentence ranges of the predicted doc that have gold morphs,
-        and for each the gold cuts of its tokens (None where there are none)."""
+        """The sentence ranges of the predicted doc, and for each the gold
+        cuts of its tokens (None where there are none: left out of the loss)."""
         reference = doc_morphs(eg.reference)
-        if all(m is None for m in reference):
-            return [], []
         same_tokens = len(eg.predicted) == len(eg.reference) and all(
             p.text == r.text for p, r in zip(eg.predicted, eg.reference))
         x2y = None if same_tokens else eg.alignment.x2y
@@ -177,13 +175,10 @@ class SupervisedMorphSegmenter(StructuredComponent):
                 elif any(reference[j] is not None for j in aligned):
                     self.count_misaligned("morphs")
             per_token.append(None if morphs is None or token.is_space else np.array(morphs.cuts, np.int64))
-        ranges, golds = [], []
-        for start, end in self.training_ranges(eg):
-            sentence = per_token[start:end]
-            if any(cuts is not None for cuts in sentence):
-                ranges.append((start, end))
-                golds.append(sentence)
-        return ranges, golds
+        # every sentence is kept, with or without gold: a shared tok2vec's
+        # listener must receive the docs the tok2vec component saw
+        ranges = self.training_ranges(eg)
+        return ranges, [per_token[start:end] for start, end in ranges]
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds: List[SentenceGold]):
         """Loss of the piece scores of the words with gold, and the gradient
