@@ -16,3 +16,21 @@ def check_param_gradient(node, name, f, rng, rel, abs_=1e-2, eps=1e-3):
     node.set_param(name, p)
     numeric = (up - down) / (2 * eps)
     assert float((g * direction).sum()) == pytest.approx(numeric, rel=rel, abs=abs_), name
+
+
+def linear_objective(model, X, backprop, R):
+    """Store in every parameter of `model` the gradient of sum(output * R)
+    (zeroing what was there, then running `backprop`, the one of
+    `model(X, is_train=True)`), and RETURN that objective as a function of
+    the current parameters, for `check_param_gradient`."""
+    for node in model.walk():
+        for name in node.param_names:
+            if node.has_grad(name):
+                node.set_grad(name, np.zeros_like(node.get_grad(name)))
+    backprop([np.asarray(r, dtype=np.float32) for r in R])
+
+    def f():
+        out, _ = model(X, is_train=False)
+        return sum(float((a * r).sum()) for a, r in zip(out, R))
+
+    return f

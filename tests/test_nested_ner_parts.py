@@ -9,7 +9,7 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from grad_check import check_param_gradient
+from grad_check import check_param_gradient, linear_objective
 from brute_force_spans import brute_log_partition, enumerate_structures
 from spacy_struct.convert.spans_jsonl import (
     SpansJSONLError,
@@ -61,15 +61,7 @@ def test_span_scorer_gradients_match_finite_differences(context_width, seed):
     out, backprop = model(batch, is_train=True)
     assert [o.shape for o in out] == [(6, 6, 3), (2, 2, 3), (2, 2, 3)]
     R = [rng.normal(size=o.shape) for o in out]
-    for node in model.walk():
-        for name in node.param_names:
-            if node.has_grad(name):
-                node.set_grad(name, np.zeros_like(node.get_grad(name)))
-    backprop([r.astype(np.float32) for r in R])
-
-    def f():
-        o, _ = model(batch, is_train=False)
-        return sum(float((a * r).sum()) for a, r in zip(o, R))
+    f = linear_objective(model, batch, backprop, R)
 
     names = [(model.get_ref("head"), n) for n in ("W", "b", "U", "width", "content", "attend", "pooled")]
     if context_width:

@@ -12,7 +12,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from brute_force_segments import all_segments, segment_score
-from grad_check import check_param_gradient
+from grad_check import check_param_gradient, linear_objective
 from spacy_struct import losses
 from spacy_struct.convert.craft import CRAFTError, convert_file
 from spacy_struct.models.batch import SentenceBatch
@@ -190,15 +190,7 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
     for o in out:
         assert not np.tril(o[0]).any() and not o[:, 0, -1].any()
     R = [rng.normal(size=o.shape) for o in out]
-    for node in model.walk():
-        for name in node.param_names:
-            if node.has_grad(name):
-                node.set_grad(name, np.zeros_like(node.get_grad(name)))
-    backprop([r.astype(np.float32) for r in R])
-
-    def f():
-        o, _ = model(batch, is_train=False)
-        return sum(float((a * r).sum()) for a, r in zip(o, R))
+    f = linear_objective(model, batch, backprop, R)
 
     names = [(head, n) for n in ("W", "b", "U", "gap", "start", "end") + edge_params]
     if context_width:

@@ -9,7 +9,7 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 
 from conftest import SAMPLE
-from grad_check import check_param_gradient
+from grad_check import check_param_gradient, linear_objective
 from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.morph_scorer import build_morph_scorer
 from spacy_struct.morph_segmenter import set_morphs
@@ -41,15 +41,7 @@ def test_morph_scorer_gradients_match_finite_differences(lexicon_rows, context_w
     assert [o.shape for o in out] == [(7, 7), (8, 8), (2, 2), (5, 5), (8, 8)]
     assert all(not np.tril(o).any() for o in out)  # no piece at j <= i
     R = [np.triu(rng.normal(size=o.shape), 1) for o in out]
-    for node in model.walk():
-        for name in node.param_names:
-            if node.has_grad(name):
-                node.set_grad(name, np.zeros_like(node.get_grad(name)))
-    backprop([r.astype(np.float32) for r in R])
-
-    def f():
-        o, _ = model(batch, is_train=False)
-        return sum(float((a * r).sum()) for a, r in zip(o, R))
+    f = linear_objective(model, batch, backprop, R)
 
     names = [(model, n) for n in model.param_names]
     names += [(node, n) for node in model.walk() if node.name == "bilstm" for n in node.param_names]

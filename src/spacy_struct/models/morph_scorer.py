@@ -275,8 +275,8 @@ def _forward(model: Model, batch: SentenceBatch, is_train: bool):
         d_H[k_rows + 1, half:] += d_B[:, half:]   # and one boundary's backward part
         d_Xc = np.concatenate(bp_chars(np.split(d_H, np.cumsum(lengths + 2)[:-1])))
         d_E = np.zeros_like(E)
-        np.add.at(d_E, ids, d_Xc[:, :E.shape[1]])
-        np.add.at(d_E, lower, d_Xc[:, :E.shape[1]])
+        d_chars = d_Xc[:, :E.shape[1]]   # each row read E twice: its character and its lowercase
+        np.add.at(d_E, np.concatenate([ids, lower]), np.concatenate([d_chars, d_chars]))
         model.inc_grad("E", d_E)
         d_P = np.zeros_like(P)
         np.add.at(d_P, token_of_row, d_Xc[:, E.shape[1]:])

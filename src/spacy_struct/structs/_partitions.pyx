@@ -22,6 +22,15 @@ cdef inline double _logaddexp(double a, double b) noexcept nogil:
     return b + log(1.0 + exp(a - b))
 
 
+cdef Py_ssize_t _longest(const int64_t[::1] lengths):
+    """The largest m of the batch (0 for none): the DP arrays' size - 1."""
+    cdef Py_ssize_t b, longest = 0
+    for b in range(lengths.shape[0]):
+        if lengths[b] > longest:
+            longest = lengths[b]
+    return longest
+
+
 cdef inline Py_ssize_t _first_start(Py_ssize_t j, Py_ssize_t max_len) noexcept nogil:
     """The first start i of a piece [i, j) no longer than max_len (< 0: any)."""
     if max_len < 0 or j - max_len < 0:
@@ -45,12 +54,10 @@ def partition_argmax_batch(
     and the best score to out_scores (-inf when no partition is finite:
     then no cut is written).
     """
-    cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo, at, n_cuts, cut0 = 0, longest = 0
+    cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo, at, n_cuts, cut0 = 0
+    cdef Py_ssize_t longest = _longest(lengths)
     cdef double v, w
     cdef const double* S
-    for b in range(B):
-        if lengths[b] > longest:
-            longest = lengths[b]
     cdef double* best = <double*>malloc((longest + 1) * sizeof(double))
     cdef Py_ssize_t* back = <Py_ssize_t*>malloc((longest + 1) * sizeof(Py_ssize_t))
     if best == NULL or back == NULL:
@@ -111,13 +118,11 @@ def partition_marginals_batch(
     (i >= j, too long, score -inf) get 0. A sequence with no finite
     partition gets log Z = -inf and all-zero marginals.
     """
-    cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo, longest = 0
+    cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo
+    cdef Py_ssize_t longest = _longest(lengths)
     cdef double w, log_z
     cdef const double* S
     cdef double* M
-    for b in range(B):
-        if lengths[b] > longest:
-            longest = lengths[b]
     cdef double* alpha = <double*>malloc((longest + 1) * sizeof(double))
     cdef double* beta = <double*>malloc((longest + 1) * sizeof(double))
     if alpha == NULL or beta == NULL:

@@ -8,6 +8,7 @@ Cython and nothing returns a silently wrong answer.
 """
 from __future__ import annotations
 
+import operator
 from typing import List, Sequence, Tuple, Union
 
 import numpy as np
@@ -52,6 +53,17 @@ def per_item(x: object, name: str, count: int, single: bool) -> List[object]:
     if len(x) != count:
         raise ValueError(f"{name} has {len(x)} items but scores has {count}")
     return list(x)
+
+
+def check_int(value: object, name: str, kind: str = "an int") -> int:
+    """`value` as an int (anything with __index__ but a bool), or a
+    TypeError "<name> must be <kind>, not <type>"."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be {kind}, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be {kind}, not {type(value).__name__}") from None
 
 
 def where(index: int, single: bool) -> str:

@@ -17,13 +17,12 @@ piece is a morph, its score sees the characters at both of its ends.
 """
 from __future__ import annotations
 
-import operator
 from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ._partitions import partition_argmax_batch, partition_marginals_batch
-from .arrays import ArrayOrBatch, NoLegalStructureError, as_batch, check_scores, pack, unbatch, where
+from .arrays import ArrayOrBatch, NoLegalStructureError, as_batch, check_int, check_scores, pack, unbatch, where
 from .base import Structure
 
 __all__ = ["Partitions", "partition_argmax", "partition_marginals", "pieces"]
@@ -33,12 +32,7 @@ def check_max_length(max_length: object) -> int:
     """The kernels' piece-length limit: -1 for none."""
     if max_length is None:
         return -1
-    if isinstance(max_length, bool):
-        raise TypeError("max_length must be an int or None, not bool")
-    try:
-        max_length = operator.index(max_length)
-    except TypeError:
-        raise TypeError(f"max_length must be an int or None, not {type(max_length).__name__}") from None
+    max_length = check_int(max_length, "max_length", "an int or None")
     if max_length < 1:
         raise ValueError(f"max_length must be at least 1 (or None for any), got {max_length}")
     return max_length

@@ -31,13 +31,12 @@ CRF over segment *sets* for the "crf" loss (see the class).
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .arrays import ArrayOrBatch, as_batch, check_scores, pack, unbatch, where
+from .arrays import ArrayOrBatch, as_batch, check_int, check_scores, pack, unbatch, where
 from ._segments import kbest_segments_batch, segment_marginals_batch
 from .base import Structure
 
@@ -98,12 +97,7 @@ class Segments:
 
 
 def check_k(k: object) -> int:
-    if isinstance(k, bool):
-        raise TypeError("k must be an int, not bool")
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"k must be an int, not {type(k).__name__}") from None
+    k = check_int(k, "k")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     return k
@@ -112,14 +106,7 @@ def check_k(k: object) -> int:
 def check_gap(max_gap: object, contiguous: bool) -> int:
     """The effective maximum gap; -1 means unlimited."""
     if max_gap is not None:
-        if isinstance(max_gap, bool):
-            raise TypeError("max_gap must be an int or None, not bool")
-        try:
-            max_gap = operator.index(max_gap)
-        except TypeError:
-            raise TypeError(
-                f"max_gap must be an int or None, not {type(max_gap).__name__}"
-            ) from None
+        max_gap = check_int(max_gap, "max_gap", "an int or None")
         if max_gap < 0:
             raise ValueError(f"max_gap must be >= 0, got {max_gap}")
     if contiguous:
