@@ -3,6 +3,10 @@
 - `dependency`: trees over a root plus n words from arc scores
   (Chu-Liu-Edmonds, Eisner, Matrix-Tree); the structure object
   `DependencyTrees`.
+- `siblings`: second-order trees, each arc scored with its previous
+  sibling (McDonald & Pereira 2006's Eisner extension, its inside/outside,
+  the approximate non-projective search); the structure object
+  `SiblingTrees`.
 - `spans`: labeled binary trees (CKY) and laminar span sets over n words;
   the structure objects `SpanTrees` and `LaminarSpans`, and span-set
   helpers (`crosses`, `first_crossing`, `outermost`).
@@ -16,7 +20,7 @@ resolution under one set of names, so `spacy_struct.losses` is written once.
 The functions underneath take one array or a list of arrays (a batch,
 decoded in one call with the GIL released).
 """
-from . import dependency, partitions, segments, spans
+from . import dependency, partitions, segments, siblings, spans
 from .arrays import NoLegalStructureError
 from .base import Structure
 from .dependency import (
@@ -34,6 +38,7 @@ from .dependency import (
 )
 from .partitions import Partitions, partition_argmax, partition_marginals
 from .segments import Segments, kbest_segments, select_segments
+from .siblings import SiblingTrees, hill_climb, sibling_eisner, sibling_log_partition, sibling_marginals
 from .spans import (
     LaminarSpans,
     SpanTrees,
@@ -50,8 +55,9 @@ from .spans import (
 
 __all__ = [
     "NoLegalStructureError", "Structure",
-    "dependency", "spans", "segments", "partitions",
-    "DependencyTrees", "LaminarSpans", "SpanTrees", "Partitions",
+    "dependency", "siblings", "spans", "segments", "partitions",
+    "DependencyTrees", "SiblingTrees",
+    "sibling_eisner", "sibling_log_partition", "sibling_marginals", "hill_climb", "LaminarSpans", "SpanTrees", "Partitions",
     "partition_argmax", "partition_marginals",
     "chu_liu_edmonds", "eisner", "eisner_log_partition", "eisner_marginals",
     "matrix_tree_log_partition", "matrix_tree_marginals",

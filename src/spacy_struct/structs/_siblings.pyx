@@ -1,0 +1,524 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython cores of the second-order (sibling) dependency-tree structure.
+
+Input is one flat float64 buffer with the (n+1)^3 part-score arrays of a
+whole batch, `parts[h, s, m]` = score of the arc h -> m when s is the
+previous dependent of h on m's side (the next one closer to h), or s == h
+when m is h's closest dependent on that side (McDonald & Pereira 2006's
+s(h, -, m)). Node 0 is the root. Every function loops over the sentences with
+the GIL released and allocates its scratch once, for the largest sentence.
+The Python layer (`siblings.py`) validates the input; nothing here raises.
+
+Second-order Eisner (McDonald & Pereira 2006, Fig. 3), items over nodes
+s < t:
+  C[s,t,0] complete, head t;  C[s,t,1] complete, head s;
+  I[s,t,0] incomplete, arc t -> s;  I[s,t,1] incomplete, arc s -> t;
+  S[s,t]   sibling: s's right subtree next to t's left subtree, both
+           dependents of a head outside [s, t] on the same side.
+  I[s,t,1] = C[s+1,t,0] + parts[s,s,t]                    (t is s's first right dependent)
+           | I[s,r,1] + S[r,t] + parts[s,r,t],  s < r < t (r is the one before t)
+  I[s,t,0] = C[s,t-1,1] + parts[t,t,s]                    (s is t's first left dependent)
+           | S[s,r] + I[r,t,0] + parts[t,r,s],  s < r < t
+  S[s,t]   = C[s,r,1] + C[r+1,t,0],  s <= r < t
+  C[s,t,0] = C[s,r,0] + I[r,t,0],  s <= r < t;   C[s,t,1] = I[s,r,1] + C[r,t,1],  s < r <= t
+Every projective tree has exactly one derivation, so the same recursion
+with log-sum-exp gives log Z, and its reverse pass the part marginals. Single
+root: the root's incomplete items take only the first-dependent rule, so
+exactly one word hangs from the root. All O(n^3).
+"""
+from libc.math cimport INFINITY, exp, fabs, log
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+
+cdef double NEG_INF = -INFINITY
+
+
+cdef inline int64_t ix(int64_t s, int64_t t, int64_t d, int64_t N) noexcept nogil:
+    return (s * N + t) * 2 + d
+
+
+cdef inline int64_t part(int64_t h, int64_t s, int64_t m, int64_t N) noexcept nogil:
+    return (h * N + s) * N + m
+
+
+cdef struct Chart:
+    # the chart of the largest sentence of the batch, reused for every sentence
+    double* C
+    double* I
+    double* S        # S[s * N + t]
+    double* gC       # adjoints (inside/outside) or NULL
+    double* gI
+    double* gS
+    int64_t* bC      # back-pointers (argmax) or NULL
+    int64_t* bI
+    int64_t* bS
+    int64_t* stack
+
+
+cdef int chart_alloc(Chart* c, int64_t N, bint argmax) noexcept nogil:
+    cdef size_t cells = N * N * 2
+    c.C = <double*>malloc(cells * sizeof(double))
+    c.I = <double*>malloc(cells * sizeof(double))
+    c.S = <double*>malloc(N * N * sizeof(double))
+    c.gC = c.gI = c.gS = NULL
+    c.bC = c.bI = c.bS = c.stack = NULL
+    if argmax:
+        c.bC = <int64_t*>malloc(cells * sizeof(int64_t))
+        c.bI = <int64_t*>malloc(cells * sizeof(int64_t))
+        c.bS = <int64_t*>malloc(N * N * sizeof(int64_t))
+        c.stack = <int64_t*>malloc(4 * (3 * N + 3) * sizeof(int64_t))
+        if c.bC == NULL or c.bI == NULL or c.bS == NULL or c.stack == NULL:
+            return -1
+    else:
+        c.gC = <double*>malloc(cells * sizeof(double))
+        c.gI = <double*>malloc(cells * sizeof(double))
+        c.gS = <double*>malloc(N * N * sizeof(double))
+        if c.gC == NULL or c.gI == NULL or c.gS == NULL:
+            return -1
+    return 0 if (c.C != NULL and c.I != NULL and c.S != NULL) else -1
+
+
+cdef void chart_free(Chart* c) noexcept nogil:
+    free(c.C); free(c.I); free(c.S); free(c.gC); free(c.gI); free(c.gS)
+    free(c.bC); free(c.bI); free(c.bS); free(c.stack)
+
+
+cdef int64_t largest(const int64_t[::1] sizes) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t best = 1
+    for i in range(sizes.shape[0]):
+        if sizes[i] > best:
+            best = sizes[i]
+    return best
+
+
+# --------------------------------------------------------------------------
+# One term of an item: the value of its r-th way of being built. The argmax,
+# the inside and the outside pass all read the terms through these, so the
+# three passes cannot disagree on the recursion.
+# --------------------------------------------------------------------------
+
+cdef inline double sibling_term(const double* C, int64_t N, int64_t s, int64_t t, int64_t r) noexcept nogil:
+    return C[ix(s, r, 1, N)] + C[ix(r + 1, t, 0, N)]
+
+
+cdef inline double right_term(const double* sc, const double* C, const double* I, const double* S,
+                              int64_t N, int64_t s, int64_t t, int64_t r) noexcept nogil:
+    """I[s,t,1] built with r the dependent of s before t (r == s: none)."""
+    if r == s:
+        return C[ix(s + 1, t, 0, N)] + sc[part(s, s, t, N)]
+    return I[ix(s, r, 1, N)] + S[r * N + t] + sc[part(s, r, t, N)]
+
+
+cdef inline double left_term(const double* sc, const double* C, const double* I, const double* S,
+                             int64_t N, int64_t s, int64_t t, int64_t r) noexcept nogil:
+    """I[s,t,0] built with r the dependent of t before s (r == t: none)."""
+    if r == t:
+        return C[ix(s, t - 1, 1, N)] + sc[part(t, t, s, N)]
+    return S[s * N + r] + I[ix(r, t, 0, N)] + sc[part(t, r, s, N)]
+
+
+cdef inline double left_complete_term(const double* C, const double* I, int64_t N,
+                                      int64_t s, int64_t t, int64_t r) noexcept nogil:
+    return C[ix(s, r, 0, N)] + I[ix(r, t, 0, N)]
+
+
+cdef inline double right_complete_term(const double* C, const double* I, int64_t N,
+                                       int64_t s, int64_t t, int64_t r) noexcept nogil:
+    return I[ix(s, r, 1, N)] + C[ix(r, t, 1, N)]
+
+
+cdef inline bint root_alone(bint single_root, int64_t s) noexcept nogil:
+    """Whether the root's incomplete item may only take its first dependent."""
+    return single_root and s == 0
+
+
+# --------------------------------------------------------------------------
+# argmax
+# --------------------------------------------------------------------------
+
+cdef inline void push(int64_t* stack, int64_t* top, int64_t kind, int64_t s, int64_t t,
+                      int64_t d) noexcept nogil:
+    top[0] += 1
+    stack[4 * top[0]] = kind; stack[4 * top[0] + 1] = s
+    stack[4 * top[0] + 2] = t; stack[4 * top[0] + 3] = d
+
+
+cdef int argmax_one(const double* sc, int64_t N, bint single_root, Chart* c,
+                    int64_t* heads) noexcept nogil:
+    cdef int64_t w, s, t, r, d, top, kind
+    cdef double best, val
+    cdef double* C = c.C
+    cdef double* I = c.I
+    cdef double* S = c.S
+    heads[0] = -1
+    if N == 1:
+        return 0
+    for s in range(N):
+        C[ix(s, s, 0, N)] = 0.0
+        C[ix(s, s, 1, N)] = 0.0
+    for w in range(1, N):
+        for s in range(N - w):
+            t = s + w
+            best = NEG_INF
+            c.bS[s * N + t] = s
+            for r in range(s, t):
+                val = sibling_term(C, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bS[s * N + t] = r
+            S[s * N + t] = best
+            # arc s -> t
+            best = right_term(sc, C, I, S, N, s, t, s)
+            c.bI[ix(s, t, 1, N)] = s
+            if not root_alone(single_root, s):
+                for r in range(s + 1, t):
+                    val = right_term(sc, C, I, S, N, s, t, r)
+                    if val > best:
+                        best = val
+                        c.bI[ix(s, t, 1, N)] = r
+            I[ix(s, t, 1, N)] = best
+            # arc t -> s (none into the root)
+            best = NEG_INF
+            c.bI[ix(s, t, 0, N)] = t
+            if s > 0:
+                best = left_term(sc, C, I, S, N, s, t, t)
+                for r in range(s + 1, t):
+                    val = left_term(sc, C, I, S, N, s, t, r)
+                    if val > best:
+                        best = val
+                        c.bI[ix(s, t, 0, N)] = r
+            I[ix(s, t, 0, N)] = best
+            best = NEG_INF
+            c.bC[ix(s, t, 0, N)] = s
+            for r in range(s, t):
+                val = left_complete_term(C, I, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bC[ix(s, t, 0, N)] = r
+            C[ix(s, t, 0, N)] = best
+            best = NEG_INF
+            c.bC[ix(s, t, 1, N)] = t
+            for r in range(s + 1, t + 1):
+                val = right_complete_term(C, I, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bC[ix(s, t, 1, N)] = r
+            C[ix(s, t, 1, N)] = best
+    if C[ix(0, N - 1, 1, N)] == NEG_INF:
+        return 1
+    # backtrack; kind 0 = C, 1 = I, 2 = S
+    top = -1
+    push(c.stack, &top, 0, 0, N - 1, 1)
+    while top >= 0:
+        kind = c.stack[4 * top]; s = c.stack[4 * top + 1]
+        t = c.stack[4 * top + 2]; d = c.stack[4 * top + 3]
+        top -= 1
+        if s == t:
+            continue
+        if kind == 2:
+            r = c.bS[s * N + t]
+            push(c.stack, &top, 0, s, r, 1)
+            push(c.stack, &top, 0, r + 1, t, 0)
+        elif kind == 1:
+            r = c.bI[ix(s, t, d, N)]
+            if d == 1:
+                heads[t] = s
+                if r == s:
+                    push(c.stack, &top, 0, s + 1, t, 0)
+                else:
+                    push(c.stack, &top, 1, s, r, 1)
+                    push(c.stack, &top, 2, r, t, 0)
+            else:
+                heads[s] = t
+                if r == t:
+                    push(c.stack, &top, 0, s, t - 1, 1)
+                else:
+                    push(c.stack, &top, 2, s, r, 0)
+                    push(c.stack, &top, 1, r, t, 0)
+        else:
+            r = c.bC[ix(s, t, d, N)]
+            if d == 0:
+                push(c.stack, &top, 0, s, r, 0)
+                push(c.stack, &top, 1, r, t, 0)
+            else:
+                push(c.stack, &top, 1, s, r, 1)
+                push(c.stack, &top, 0, r, t, 1)
+    return 0
+
+
+def sibling_eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
+                         const int64_t[::1] sizes, bint single_root,
+                         int64_t[::1] heads, const int64_t[::1] head_offsets,
+                         uint8_t[::1] failed):
+    """Best projective tree under the part scores, every sentence of a packed batch."""
+    cdef Py_ssize_t i
+    cdef int status
+    cdef Chart c
+    with nogil:
+        status = chart_alloc(&c, largest(sizes), True)
+        if status == 0:
+            for i in range(sizes.shape[0]):
+                failed[i] = argmax_one(&flat[offsets[i]], sizes[i], single_root, &c,
+                                       &heads[head_offsets[i]])
+        chart_free(&c)
+    if status != 0:
+        raise MemoryError()
+
+
+# --------------------------------------------------------------------------
+# inside (log Z) and its reverse pass (part marginals)
+# --------------------------------------------------------------------------
+
+cdef inline double lse_add(double acc, double v) noexcept nogil:
+    """log(exp(acc) + exp(v))."""
+    if v == NEG_INF:
+        return acc
+    if acc == NEG_INF:
+        return v
+    if acc > v:
+        return acc + log(1.0 + exp(v - acc))
+    return v + log(1.0 + exp(acc - v))
+
+
+cdef double inside_one(const double* sc, int64_t N, bint single_root, Chart* c) noexcept nogil:
+    cdef int64_t w, s, t, r
+    cdef double acc
+    cdef double* C = c.C
+    cdef double* I = c.I
+    cdef double* S = c.S
+    if N == 1:
+        return 0.0
+    for s in range(N):
+        C[ix(s, s, 0, N)] = 0.0
+        C[ix(s, s, 1, N)] = 0.0
+    for w in range(1, N):
+        for s in range(N - w):
+            t = s + w
+            acc = NEG_INF
+            for r in range(s, t):
+                acc = lse_add(acc, sibling_term(C, N, s, t, r))
+            S[s * N + t] = acc
+            acc = right_term(sc, C, I, S, N, s, t, s)
+            if not root_alone(single_root, s):
+                for r in range(s + 1, t):
+                    acc = lse_add(acc, right_term(sc, C, I, S, N, s, t, r))
+            I[ix(s, t, 1, N)] = acc
+            acc = NEG_INF
+            if s > 0:
+                acc = left_term(sc, C, I, S, N, s, t, t)
+                for r in range(s + 1, t):
+                    acc = lse_add(acc, left_term(sc, C, I, S, N, s, t, r))
+            I[ix(s, t, 0, N)] = acc
+            acc = NEG_INF
+            for r in range(s, t):
+                acc = lse_add(acc, left_complete_term(C, I, N, s, t, r))
+            C[ix(s, t, 0, N)] = acc
+            acc = NEG_INF
+            for r in range(s + 1, t + 1):
+                acc = lse_add(acc, right_complete_term(C, I, N, s, t, r))
+            C[ix(s, t, 1, N)] = acc
+    return C[ix(0, N - 1, 1, N)]
+
+
+cdef inline double share(double g, double total, double term) noexcept nogil:
+    """The part of the adjoint g of a log-sum-exp item that one term receives."""
+    if term == NEG_INF:
+        return 0.0
+    return g * exp(term - total)
+
+
+cdef void outside_one(const double* sc, int64_t N, bint single_root, Chart* c,
+                      double* marg) noexcept nogil:
+    """Reverse-mode pass through the inside recursion: d log Z / d parts.
+
+    A part score enters exactly one term of one incomplete item, so its
+    marginal is the share of that item's adjoint the term receives.
+    """
+    cdef int64_t w, s, t, r, k
+    cdef double g, total, p
+    cdef double* C = c.C
+    cdef double* I = c.I
+    cdef double* S = c.S
+    cdef double* gC = c.gC
+    cdef double* gI = c.gI
+    cdef double* gS = c.gS
+    for k in range(N * N * 2):
+        gC[k] = 0.0
+        gI[k] = 0.0
+    for k in range(N * N):
+        gS[k] = 0.0
+    for k in range(N * N * N):
+        marg[k] = 0.0
+    if N == 1 or C[ix(0, N - 1, 1, N)] == NEG_INF:
+        return
+    gC[ix(0, N - 1, 1, N)] = 1.0
+    for w in range(N - 1, 0, -1):
+        for s in range(N - w):
+            t = s + w
+            # in the reverse order of the inside pass: C, then I, then S
+            g = gC[ix(s, t, 1, N)]
+            total = C[ix(s, t, 1, N)]
+            if g != 0.0 and total > NEG_INF:
+                for r in range(s + 1, t + 1):
+                    p = share(g, total, right_complete_term(C, I, N, s, t, r))
+                    gI[ix(s, r, 1, N)] += p
+                    gC[ix(r, t, 1, N)] += p
+            g = gC[ix(s, t, 0, N)]
+            total = C[ix(s, t, 0, N)]
+            if g != 0.0 and total > NEG_INF:
+                for r in range(s, t):
+                    p = share(g, total, left_complete_term(C, I, N, s, t, r))
+                    gC[ix(s, r, 0, N)] += p
+                    gI[ix(r, t, 0, N)] += p
+            g = gI[ix(s, t, 1, N)]
+            total = I[ix(s, t, 1, N)]
+            if g != 0.0 and total > NEG_INF:
+                p = share(g, total, right_term(sc, C, I, S, N, s, t, s))
+                marg[part(s, s, t, N)] = p
+                gC[ix(s + 1, t, 0, N)] += p
+                if not root_alone(single_root, s):
+                    for r in range(s + 1, t):
+                        p = share(g, total, right_term(sc, C, I, S, N, s, t, r))
+                        marg[part(s, r, t, N)] = p
+                        gI[ix(s, r, 1, N)] += p
+                        gS[r * N + t] += p
+            g = gI[ix(s, t, 0, N)]
+            total = I[ix(s, t, 0, N)]
+            if g != 0.0 and total > NEG_INF:
+                p = share(g, total, left_term(sc, C, I, S, N, s, t, t))
+                marg[part(t, t, s, N)] = p
+                gC[ix(s, t - 1, 1, N)] += p
+                for r in range(s + 1, t):
+                    p = share(g, total, left_term(sc, C, I, S, N, s, t, r))
+                    marg[part(t, r, s, N)] = p
+                    gS[s * N + r] += p
+                    gI[ix(r, t, 0, N)] += p
+            g = gS[s * N + t]
+            total = S[s * N + t]
+            if g != 0.0 and total > NEG_INF:
+                for r in range(s, t):
+                    p = share(g, total, sibling_term(C, N, s, t, r))
+                    gC[ix(s, r, 1, N)] += p
+                    gC[ix(r + 1, t, 0, N)] += p
+
+
+def sibling_inside_outside_batch(const double[::1] flat, const int64_t[::1] offsets,
+                                 const int64_t[::1] sizes, bint single_root,
+                                 double[::1] log_z, double[::1] marginals,
+                                 bint want_marginals):
+    """log Z (and part marginals, laid out like the scores) of every sentence."""
+    cdef Py_ssize_t i
+    cdef int status
+    cdef Chart c
+    with nogil:
+        status = chart_alloc(&c, largest(sizes), False)
+        if status == 0:
+            for i in range(sizes.shape[0]):
+                log_z[i] = inside_one(&flat[offsets[i]], sizes[i], single_root, &c)
+                if want_marginals:
+                    outside_one(&flat[offsets[i]], sizes[i], single_root, &c,
+                                &marginals[offsets[i]])
+        chart_free(&c)
+    if status != 0:
+        raise MemoryError()
+
+
+# --------------------------------------------------------------------------
+# Approximate non-projective search (McDonald & Pereira 2006, Fig. 4): from a
+# tree, take the single head change that raises the second-order score most,
+# as long as one does. The score of a tree is recomputed in O(n) per
+# candidate from its heads, so one round costs O(n^3) in C.
+# --------------------------------------------------------------------------
+
+cdef double tree_score(const double* sc, int64_t N, const int64_t* heads,
+                       int64_t* last_left, int64_t* last_right) noexcept nogil:
+    """Sum of the part scores of the tree `heads`. Dependents of each head
+    are visited outward from it on each side, so the part of m names the
+    previous dependent on its side (or the head)."""
+    cdef int64_t h, m
+    cdef double total = 0.0
+    for h in range(N):
+        last_left[h] = h
+        last_right[h] = h
+    # right dependents, nearest first: m ascending
+    for m in range(1, N):
+        h = heads[m]
+        if h < m:
+            total += sc[part(h, last_right[h], m, N)]
+            last_right[h] = m
+    # left dependents, nearest first: m descending
+    for m in range(N - 1, 0, -1):
+        h = heads[m]
+        if h > m:
+            total += sc[part(h, last_left[h], m, N)]
+            last_left[h] = m
+    return total
+
+
+cdef bint descends(const int64_t* heads, int64_t x, int64_t ancestor) noexcept nogil:
+    """Whether x is `ancestor` or below it."""
+    while x > 0:
+        if x == ancestor:
+            return True
+        x = heads[x]
+    return x == ancestor
+
+
+def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
+                     const int64_t[::1] sizes, bint single_root,
+                     int64_t[::1] heads, const int64_t[::1] head_offsets,
+                     int64_t max_moves, int64_t[::1] moves):
+    """Improve every tree of a packed batch in place by single head changes.
+
+    `heads` holds a tree per sentence on entry (the projective argmax) and
+    the improved tree on exit; `moves` receives the changes made. At most
+    `max_moves` per sentence (< 0: no bound).
+    """
+    cdef Py_ssize_t i
+    cdef int64_t N, m, h, old, best_m, best_h, done
+    cdef double current, value, best
+    cdef int64_t* y
+    cdef const double* sc
+    cdef int64_t* last_left
+    cdef int64_t* last_right
+    cdef int64_t big = largest(sizes)
+    with nogil:
+        last_left = <int64_t*>malloc(big * sizeof(int64_t))
+        last_right = <int64_t*>malloc(big * sizeof(int64_t))
+        if last_left != NULL and last_right != NULL:
+            for i in range(sizes.shape[0]):
+                N = sizes[i]
+                sc = &flat[offsets[i]]
+                y = &heads[head_offsets[i]]
+                done = 0
+                current = tree_score(sc, N, y, last_left, last_right)
+                while max_moves < 0 or done < max_moves:
+                    # a gain must beat rounding, or two trees of equal score could alternate
+                    best = 1e-12 * (1.0 + fabs(current))
+                    best_m = -1
+                    best_h = -1
+                    for m in range(1, N):
+                        old = y[m]
+                        for h in range(N):
+                            if h == m or h == old or descends(y, h, m):
+                                continue
+                            if single_root and (h == 0 or old == 0):
+                                continue  # the root keeps its one dependent
+                            y[m] = h
+                            value = tree_score(sc, N, y, last_left, last_right) - current
+                            y[m] = old
+                            if value > best:
+                                best = value
+                                best_m = m
+                                best_h = h
+                    if best_m < 0:
+                        break
+                    y[best_m] = best_h
+                    current = tree_score(sc, N, y, last_left, last_right)
+                    done += 1
+                moves[i] = done
+        free(last_left)
+        free(last_right)
+    if last_left == NULL or last_right == NULL:
+        raise MemoryError()

@@ -1,0 +1,315 @@
+"""Second-order dependency trees: arcs scored with their previous sibling.
+
+McDonald & Pereira (2006) score a tree as a sum over its arcs h -> m of a
+part score that also sees s, the previous dependent of h on m's side (the
+next one closer to h), or nothing when m is h's closest dependent on that
+side. Scores are an (n+1, n+1, n+1) array per sentence:
+
+    parts[h, s, m] = score of the arc h -> m with previous sibling s,
+    parts[h, h, m] = score of the arc h -> m as h's first dependent on m's side,
+
+node 0 the root, as in `structs.dependency`. Entries that no tree uses (m = 0,
+h = m, s not between h and m) are ignored. A first-order model is the case
+`parts[h, s, m] = arcs[h, m]` for every s (`parts_from_arcs`), so a
+second-order scorer adds a sibling term to the arc scores it already has.
+
+| operation | function | cost |
+|---|---|---|
+| projective argmax (second-order Eisner) | `sibling_eisner` | O(n^3) |
+| log Z, part marginals (its inside and reverse pass) | `sibling_log_partition`, `sibling_marginals` | O(n^3) |
+| approximate non-projective argmax | `hill_climb` after `sibling_eisner` | O(n^3) per change |
+| parts of a tree, its score | `tree_parts`, `tree_part_score` | O(n) |
+| cost-augmented argmax | `add_hamming_cost` then an argmax | O(n^3) extra |
+
+Non-projective second-order parsing is NP-hard (McDonald & Pereira 2006,
+appendix A); their approximation starts from the best projective tree and
+makes the single head change that raises the score most, while one does.
+The CRF loss sums over projective trees (Zhang, Li & Zhang 2020's
+second-order TreeCRF), so its gold tree is lifted to the nearest projective
+one; the margin loss trains against the approximate decoder's output, as
+McDonald & Pereira do.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+from . import _siblings
+from .arrays import (
+    NoLegalStructureError,
+    as_batch,
+    check_int,
+    check_scores,
+    pack,
+    per_item,
+    unbatch,
+    unpack,
+    where,
+)
+from .base import Structure
+from .dependency import UNKNOWN_HEAD, check_heads, crossing_arcs, lift_to_projective
+
+
+def _check_part_scores(scores, name: str = "scores") -> Tuple[List[np.ndarray], bool]:
+    items, single = as_batch(scores, name)
+    arrays = []
+    for i, x in enumerate(items):
+        arr = check_scores(x, name, 3, i, single)
+        if not (arr.shape[0] == arr.shape[1] == arr.shape[2]) or arr.shape[0] < 1:
+            raise ValueError(
+                f"{name}{where(i, single)} must be (n+1, n+1, n+1), parts[head, "
+                f"previous sibling, dependent] with index 0 for the root, got shape {arr.shape}"
+            )
+        arrays.append(arr)
+    return arrays, single
+
+
+def part_mask(n_nodes: int) -> np.ndarray:
+    """Boolean (n+1, n+1, n+1) array of the parts some tree can use:
+    m >= 1, h != m, and s == h or s strictly between h and m."""
+    h, s, m = np.meshgrid(*(np.arange(n_nodes),) * 3, indexing="ij")
+    between = ((h < s) & (s < m)) | ((m < s) & (s < h))
+    return (m >= 1) & (h != m) & ((s == h) | between)
+
+
+def parts_from_arcs(arcs: np.ndarray) -> np.ndarray:
+    """The part scores of a first-order model: parts[h, s, m] = arcs[h, m]."""
+    arcs = np.asarray(arcs, dtype=np.float64)
+    return np.ascontiguousarray(np.broadcast_to(arcs[:, None, :], (arcs.shape[0],) * 3))
+
+
+def tree_parts(heads) -> np.ndarray:
+    """The parts of a tree: an (n, 3) int64 array of rows (h, s, m), one per
+    word m, s its previous sibling on its side of h (h itself when none)."""
+    heads = check_heads(heads)
+    n = len(heads) - 1
+    rows = np.zeros((n, 3), dtype=np.int64)
+    last_left = np.arange(n + 1)
+    last_right = np.arange(n + 1)
+    for m in range(1, n + 1):  # right dependents, nearest first
+        h = heads[m]
+        if h < m:
+            rows[m - 1] = (h, last_right[h], m)
+            last_right[h] = m
+    for m in range(n, 0, -1):  # left dependents, nearest first
+        h = heads[m]
+        if h > m:
+            rows[m - 1] = (h, last_left[h], m)
+            last_left[h] = m
+    return rows
+
+
+def tree_part_score(parts: np.ndarray, heads) -> float:
+    """Sum of the part scores of a tree given as `heads`."""
+    rows = tree_parts(heads)
+    return float(np.asarray(parts, dtype=np.float64)[rows[:, 0], rows[:, 1], rows[:, 2]].sum())
+
+
+def _sizes(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    return np.array([a.shape[0] for a in arrays], dtype=np.int64)
+
+
+def sibling_eisner(scores, single_root: bool = True):
+    """Best projective tree under second-order part scores (McDonald &
+    Pereira 2006's extension of Eisner's algorithm), O(n^3).
+
+    scores: one (n+1, n+1, n+1) array, or a list of them.
+    RETURNS: the heads array (length n+1, heads[0] = -1), or a list.
+    Raises NoLegalStructureError when -inf scores leave no tree.
+    """
+    arrays, single = _check_part_scores(scores)
+    heads, offsets = _decode(arrays, single, single_root)
+    return unbatch(unpack(heads, offsets, [(n,) for n in _sizes(arrays)]), single)
+
+
+def _decode(arrays: List[np.ndarray], single: bool, single_root: bool):
+    flat, offsets = pack(arrays)
+    sizes = _sizes(arrays)
+    head_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=head_offsets[1:])
+    heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
+    failed = np.zeros(len(arrays), dtype=np.uint8)
+    _siblings.sibling_eisner_batch(flat, offsets, sizes, bool(single_root), heads, head_offsets, failed)
+    if failed.any():
+        i = int(np.flatnonzero(failed)[0])
+        raise NoLegalStructureError(
+            f"scores{where(i, single)}: no projective tree has a finite score"
+            + (" with exactly one root child" if single_root else "")
+        )
+    return heads, head_offsets
+
+
+def hill_climb(scores, heads, single_root: bool = True, max_moves: int = -1):
+    """McDonald & Pereira (2006)'s approximate non-projective search: from
+    the tree `heads`, make the single head change that raises the
+    second-order score most, while one does (at most `max_moves`; < 0: no
+    bound). With one root, the root keeps its dependent.
+
+    scores: (n+1, n+1, n+1) part scores, or a list; heads: a tree per sentence.
+    RETURNS: (the improved heads, the number of changes made), or lists.
+    """
+    arrays, single = _check_part_scores(scores)
+    trees = per_item(heads, "heads", len(arrays), single)
+    max_moves = check_int(max_moves, "max_moves")
+    sizes = _sizes(arrays)
+    trees = [check_heads(t, n - 1, name=f"heads{where(i, single)}") for i, (t, n) in enumerate(zip(trees, sizes))]
+    flat, offsets = pack(arrays)
+    packed, head_offsets = pack(trees, dtype=np.int64)
+    moves = np.zeros(len(arrays), dtype=np.int64)
+    _siblings.hill_climb_batch(flat, offsets, sizes, bool(single_root), packed, head_offsets, max_moves, moves)
+    out = unpack(packed, head_offsets, [(n,) for n in sizes])
+    if single:
+        return out[0], int(moves[0])
+    return out, [int(k) for k in moves]
+
+
+def _inside_outside(scores, single_root: bool, want_marginals: bool):
+    arrays, single = _check_part_scores(scores)
+    flat, offsets = pack(arrays)
+    log_z = np.zeros(len(arrays), dtype=np.float64)
+    marginals = np.zeros(flat.shape[0] if want_marginals else 0, dtype=np.float64)
+    _siblings.sibling_inside_outside_batch(
+        flat, offsets, _sizes(arrays), bool(single_root), log_z, marginals, want_marginals
+    )
+    return arrays, single, log_z, marginals, offsets
+
+
+def sibling_log_partition(scores, single_root: bool = True):
+    """log of the sum of exp(tree score) over all projective trees."""
+    _, single, log_z, _, _ = _inside_outside(scores, single_root, False)
+    return unbatch([float(z) for z in log_z], single)
+
+
+def sibling_marginals(scores, single_root: bool = True):
+    """(log Z, part marginals) over projective trees: marginals[h, s, m] is
+    the probability that the tree has the arc h -> m with previous sibling s.
+    Computed by the inside pass and its exact reverse, so the marginals are
+    the gradient of log Z. With no legal tree, log Z is -inf and they are 0."""
+    arrays, single, log_z, marg, offsets = _inside_outside(scores, single_root, True)
+    arrays_out = unpack(marg, offsets, [a.shape for a in arrays])
+    return unbatch([(float(z), m) for z, m in zip(log_z, arrays_out)], single)
+
+
+def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
+    """Part scores plus `cost` on every part whose arc is not in the gold
+    tree, so an argmax of the result is the cost-augmented argmax under the
+    number of words with a wrong head."""
+    arrays, single = _check_part_scores(scores)
+    golds = per_item(gold_heads, "gold_heads", len(arrays), single)
+    if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not np.isfinite(cost):
+        raise ValueError(f"cost must be a finite number, got {cost!r}")
+    out = []
+    for i, (a, g) in enumerate(zip(arrays, golds)):
+        g = check_heads(g, a.shape[0] - 1, name=f"gold_heads{where(i, single)}")
+        aug = a + cost
+        m = np.arange(1, a.shape[0])
+        aug[g[1:], :, m] -= cost
+        out.append(aug)
+    return unbatch(out, single)
+
+
+class SiblingTrees(Structure):
+    """Second-order trees as one structure object (see the module docstring).
+
+    projective: the second-order Eisner argmax; otherwise that argmax
+        improved by `hill_climb`, McDonald & Pereira's approximation.
+    single_root: exactly one word hangs from the root.
+    max_moves: bound on the head changes of the non-projective search
+        (< 0: none; McDonald & Pereira needed none).
+
+    A structure is a heads array. Heads of -2 in an annotation are unknown
+    (partial annotation): `gold_target` completes them with the best tree
+    that keeps every known arc. log Z and the marginals are over projective
+    trees, the only ones the dynamic program sums; the likelihood's gold
+    tree is lifted to the nearest projective tree (`gold_score`), while the
+    margin loss compares the search's output with the tree as annotated.
+    """
+
+    name = "second-order dependency tree"
+
+    def __init__(self, projective: bool = False, single_root: bool = True, max_moves: int = -1) -> None:
+        self.projective = bool(projective)
+        self.single_root = bool(single_root)
+        self.max_moves = check_int(max_moves, "max_moves")
+
+    def __repr__(self) -> str:
+        return f"SiblingTrees(projective={self.projective}, single_root={self.single_root})"
+
+    def argmax(self, scores: Sequence[np.ndarray]) -> List[np.ndarray]:
+        if not len(scores):
+            return []
+        trees = sibling_eisner(list(scores), single_root=self.single_root)
+        if not self.projective:
+            trees, _ = hill_climb(list(scores), trees, self.single_root, self.max_moves)
+        return trees
+
+    def log_partition(self, scores: Sequence[np.ndarray]) -> List[float]:
+        if not len(scores):
+            return []
+        return sibling_log_partition(list(scores), single_root=self.single_root)
+
+    def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        if not len(scores):
+            return []
+        return sibling_marginals(list(scores), single_root=self.single_root)
+
+    def local_marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
+        """Each word picks its (head, previous sibling) pair on its own: a
+        softmax over the parts that end in it."""
+        results = []
+        for S in scores:
+            X = np.where(part_mask(S.shape[0]), S, -np.inf)
+            P = np.zeros_like(X)
+            log_z = 0.0
+            if X.shape[0] > 1:
+                cols = X[:, :, 1:].reshape(-1, X.shape[0] - 1)
+                top = cols.max(axis=0, keepdims=True)
+                E = np.exp(cols - top)
+                sums = E.sum(axis=0, keepdims=True)
+                P[:, :, 1:] = (E / sums).reshape(X.shape[0], X.shape[0], -1)
+                log_z = float((np.log(sums) + top).sum())
+            results.append((log_z, P))
+        return results
+
+    def add_hamming_cost(self, scores, golds, cost: float = 1.0) -> List[np.ndarray]:
+        return add_hamming_cost(list(scores), list(golds), cost=cost)
+
+    def indicator(self, shape: Tuple[int, ...], heads: np.ndarray) -> np.ndarray:
+        G = np.zeros(shape, dtype=np.float64)
+        rows = tree_parts(heads)
+        G[rows[:, 0], rows[:, 1], rows[:, 2]] = 1.0
+        return G
+
+    def score(self, scores: np.ndarray, heads: np.ndarray) -> float:
+        return tree_part_score(scores, heads)
+
+    def complete(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        """The best tree that keeps every known arc of `gold` (heads of -2
+        are unknown): projective, then searched as `argmax` is. `gold`
+        itself when complete."""
+        gold = np.asarray(gold, dtype=np.int64)
+        if not (gold[1:] == UNKNOWN_HEAD).any():
+            return gold
+        S = np.array(scores, dtype=np.float64)
+        for m in np.flatnonzero(gold[1:] != UNKNOWN_HEAD) + 1:
+            keep = S[gold[m], :, m].copy()
+            S[:, :, m] = -np.inf
+            S[gold[m], :, m] = keep
+        return self.argmax([S])[0]
+
+    def gold_target(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        """`complete`, lifted to the nearest projective tree when the
+        structure is projective and the tree is not."""
+        heads = self.complete(scores, gold)
+        if self.projective and crossing_arcs(heads).any():
+            return lift_to_projective(heads, self.single_root)
+        return heads
+
+    def gold_score(self, scores: np.ndarray, gold: np.ndarray) -> Tuple[float, np.ndarray]:
+        """Score and indicator of the gold tree lifted to projective, the
+        trees log Z sums over (so the likelihood stays bounded)."""
+        heads = self.complete(scores, gold)
+        if crossing_arcs(heads).any():
+            heads = lift_to_projective(heads, self.single_root)
+        return self.score(scores, heads), self.indicator(scores.shape, heads)
