@@ -457,3 +457,40 @@ def test_a_blank_line_the_senter_made_a_sentence_joins_the_sentence_before(train
                   sent_starts=starts))
     assert [len(s) for s in doc.sents] == [4, 4]
     assert all(not t.is_space or (t.dep_ == "dep" and t.head.i != t.i) for t in doc)
+
+
+@pytest.mark.parametrize("decoder,loss", [("eisner", "crf"), ("cle", "margin")])
+def test_second_order_parser_trains_decodes_and_round_trips(sample_sentences, dev_sentences, tmp_path,
+                                                            decoder, loss):
+    """order = 2: sibling parts and second-order Eisner (with "cle", followed
+    by the non-projective search) in predict; the CRF over projective trees,
+    or the margin against the search's output, in training."""
+    from spacy_struct.structs import SiblingTrees
+
+    nlp = spacy.blank("en")
+    model = dict(SMALL_MODEL, order=2, sibling_width=16)
+    nlp.add_pipe("mst_parser", config={"model": model, "decoder": decoder, "loss": loss})
+    losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=8)
+    assert losses[-1] < 0.2 * losses[0]
+    parser = nlp.get_pipe("mst_parser")
+    assert isinstance(parser.structure, SiblingTrees) and parser.structure.projective == (decoder == "eisner")
+    assert np.abs(parser.model.get_ref("head").get_param("v")).max() > 0  # the sibling term learned
+    dev = examples_from(dev_sentences, nlp.vocab)
+    scores = nlp.evaluate(dev)
+    assert scores["dep_uas"] > 0.9 and scores["dep_las"] > 0.85
+    if decoder == "cle":
+        assert scores["dep_nonproj_r"] > 0.5
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    assert loaded.get_pipe("mst_parser").order == 2
+    docs = [eg.predicted for eg in examples_from(dev_sentences, nlp.vocab)]
+    a = [[t.head.i for t in d] for d in nlp.pipe(docs)]
+    b = [[t.head.i for t in d] for d in loaded.pipe([Doc(nlp.vocab, words=[t.text for t in d]) for d in docs])]
+    assert a == b
+
+
+def test_second_order_crf_with_the_non_projective_search_warns(sample_sentences):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=2, sibling_width=8), "loss": "crf"})
+    with pytest.warns(UserWarning, match="loss = 'margin'"):
+        nlp.initialize(lambda: examples_from(sample_sentences[:20], nlp.vocab))

@@ -243,21 +243,25 @@ def test_in_between_pos_reaches_only_the_arcs_that_span_the_word():
     assert not changed[1, 2] and not changed[9, 8]  # arcs far from node 6
 
 
-def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "distance")):
+def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "distance"), eps=1e-3):
     """Directional derivative of a random linear function of the outputs.
 
-    names: parameters of `model`, or (node, name) pairs of its sublayers."""
+    names: parameters of `model`, or (node, name) pairs of its sublayers.
+    eps: the finite-difference step (smaller where more ReLU units can
+    cross their kink within it)."""
     rng = np.random.default_rng(seed)
     out, _ = model(batch, is_train=True)
     R = ParseScores([rng.normal(size=a.shape) for a in out.arcs],
                     [rng.normal(size=a.shape).astype(np.float32) for a in out.label_dep],
-                    [rng.normal(size=a.shape).astype(np.float32) for a in out.label_head])
+                    [rng.normal(size=a.shape).astype(np.float32) for a in out.label_head],
+                    None if out.siblings is None else [rng.normal(size=a.shape) for a in out.siblings])
 
     def f():
         o, _ = model(batch, is_train=False)
         return (sum(float((a * r).sum()) for a, r in zip(o.arcs, R.arcs))
                 + sum(float((a * r).sum()) for a, r in zip(o.label_dep, R.label_dep))
-                + sum(float((a * r).sum()) for a, r in zip(o.label_head, R.label_head)))
+                + sum(float((a * r).sum()) for a, r in zip(o.label_head, R.label_head))
+                + sum(float((a * r).sum()) for a, r in zip(o.siblings or [], R.siblings or [])))
 
     _, backprop = model(batch, is_train=True)
     for node in model.walk():
@@ -270,7 +274,7 @@ def _grad_check(model: Model, batch, seed=0, names=("W", "U", "u", "root", "dist
         node, name = name if isinstance(name, tuple) else (model.get_ref("head"), name)
         if not node.has_param(name):
             continue
-        check_param_gradient(node, name, f, rng, rel=2e-2)
+        check_param_gradient(node, name, f, rng, rel=2e-2, eps=eps)
         checked += 1
     return checked
 
@@ -321,6 +325,35 @@ def test_biaffine_scorer_with_context_layer_gradients_match_finite_differences(s
     assert lstm.get_dim("nI") == 16 and model.get_ref("head").get_dim("nI") == 6
     names = ["W", "U", "u", "root", "distance"] + [(lstm, p) for p in lstm.param_names]
     assert _grad_check(model, batch, seed, names) == 11
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_second_order_scorer_gradients_match_finite_differences(seed):
+    from thinc.api import fix_random_seed
+
+    from spacy_struct.models.arc_scorer import sibling_scores
+
+    fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    model = build_biaffine_arc_scorer(_small_tok2vec(), arc_width=8, label_width=4, dropout=0.0,
+                                      context_width=0, order=2, sibling_width=5)
+    docs = [Doc(nlp.vocab, words="the dog saw a cat".split()), Doc(nlp.vocab, words=["hi", "there"])]
+    batch = SentenceBatch(docs, [(0, 0, 5), (1, 0, 2), (0, 2, 4)])
+    model.initialize(X=batch)
+    rng = np.random.default_rng(seed)
+    head = model.get_ref("head")
+    for name in ("U", "u", "distance", "v"):
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    out, _ = model(batch, is_train=False)
+    assert [s.shape for s in out.siblings] == [(6, 6, 6), (3, 3, 3), (3, 3, 3)]
+    # the trilinear form, entry by entry
+    views = rng.normal(size=(4, 15)).astype(np.float32)
+    v = head.get_param("v")
+    S = sibling_scores(views, v)
+    h, s_, m = 3, 1, 2
+    assert S[h, s_, m] == pytest.approx(float((v * views[h, :5] * views[s_, 5:10] * views[m, 10:]).sum()), rel=1e-4)
+    # three more views per word put more ReLU kinks within a step of 1e-3
+    assert _grad_check(model, batch, seed, ("W", "U", "u", "root", "distance", "v"), eps=1e-4) == 6
 
 
 @pytest.mark.parametrize("width,depth", [(5, 1), (-2, 1), (4, 0)])

@@ -8,6 +8,14 @@ term is a learned bias per signed, bucketed distance: the tok2vec encoders
 spaCy trains on CPU see only a few words around each token, so the scorer
 gets the distance explicitly, as the feature models of McDonald et al. do.
 
+With `order = 2` the head also scores every arc h -> m with its previous
+sibling s (McDonald & Pereira 2006's second-order parts): three more views
+of each word (as a head, as the sibling, as the dependent) and a trilinear
+form, sibling(h, s, m) = sum_d v_d a_hd b_sd c_md (s = h for the first
+dependent on a side), the diagonal, O(n^3 d) form of Zhang, Li & Zhang
+(2020)'s triaffine sibling scorer. v starts at zero, so training starts from
+the first-order model.
+
 The word vectors come from the shared sentence encoder (`encoder.py`:
 tok2vec, characters, BiLSTM); this module is the head on top of it:
 `chain(encoder, biaffine arc head)`. A first-order score sees only its two
@@ -43,12 +51,16 @@ class ParseScores:
     `arcs[i]` is the (n+1) x (n+1) arc score matrix of sentence i, row/column
     0 the root. `label_dep[i]` and `label_head[i]` are (n+1) x k
     representations of each node as a dependent and as a head, which the
-    edge labeler combines for the arcs of a tree.
+    edge labeler combines for the arcs of a tree. A second-order scorer also
+    gives `siblings[i]`, the (n+1)^3 scores of an arc h -> m with previous
+    sibling s, `siblings[i][h, s, m]`, added to `arcs[i][h, m]` to make the
+    part scores of `structs.siblings`.
     """
 
     arcs: List[np.ndarray]
     label_dep: List[np.ndarray]
     label_head: List[np.ndarray]
+    siblings: Optional[List[np.ndarray]] = None
 
 
 @lru_cache(maxsize=512)
@@ -75,6 +87,8 @@ def build_biaffine_arc_scorer(
     context_width: int = 512,
     context_depth: int = 1,
     characters: int = 0,
+    order: int = 1,
+    sibling_width: int = 100,
 ) -> Model[SentenceBatch, ParseScores]:
     """Biaffine arc scores over the sentence encoder, with an edge labeler.
 
@@ -90,19 +104,28 @@ def build_biaffine_arc_scorer(
     context_depth: its number of layers.
     characters: width of a character encoder of the scorer's own,
         concatenated to the tok2vec vectors; 0 for none.
+    order: 1, arcs alone; 2, arcs and their previous siblings (McDonald &
+        Pereira 2006), decoded by the second-order structures.
+    sibling_width: size of the three views the sibling scores come from
+        (order 2 only).
     RETURNS: a Model from a SentenceBatch to ParseScores, with refs
         "tok2vec", "context" (with a BiLSTM), "labeler" and "output" (the
         labeler, whose nO is the number of labels).
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
-    return encoder_and_head(encoder, biaffine_arc_head(arc_width, label_width, dropout))
+    head = biaffine_arc_head(arc_width, label_width, dropout, order, sibling_width)
+    return encoder_and_head(encoder, head)
 
 
 def biaffine_arc_head(
-    arc_width: int, label_width: int, dropout: float
+    arc_width: int, label_width: int, dropout: float, order: int = 1, sibling_width: int = 100
 ) -> Model[List[Floats2d], ParseScores]:
     """The head alone: per-sentence word vectors to ParseScores."""
     check_dropout(dropout)
+    if order not in (1, 2) or isinstance(order, bool):
+        raise ValueError(f"BiaffineArcScorer: order must be 1 or 2, got {order!r}")
+    if order == 2 and (isinstance(sibling_width, bool) or not isinstance(sibling_width, int) or sibling_width < 1):
+        raise ValueError(f"BiaffineArcScorer: sibling_width must be an integer >= 1, got {sibling_width!r}")
     labeler = build_edge_labeler()
     return Model(
         "biaffine_arcs",
@@ -110,17 +133,20 @@ def biaffine_arc_head(
         init=_init,
         layers=[labeler],
         refs={"labeler": labeler, "output": labeler},
-        dims={"nI": None, "arc_width": arc_width, "label_width": label_width},
-        params={"root": None, "W": None, "b": None, "U": None, "u": None, "distance": None},
-        attrs={SCORER_DROPOUT: dropout, "needs_tags": False},
+        dims={"nI": None, "arc_width": arc_width, "label_width": label_width,
+              "sibling_width": sibling_width if order == 2 else 0},
+        params={"root": None, "W": None, "b": None, "U": None, "u": None, "distance": None,
+                **({"v": None} if order == 2 else {})},
+        attrs={SCORER_DROPOUT: dropout, "needs_tags": False, "order": order},
     )
 
 
 def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     width = model.get_dim("nI")
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
+    sw = model.get_dim("sibling_width")
     rng = np.random.default_rng(0)
-    n_out = 2 * a + 2 * k
+    n_out = 2 * a + 2 * k + 3 * sw
     limit = np.sqrt(6.0 / (width + n_out))
     model.set_param("W", rng.uniform(-limit, limit, (width, n_out)).astype(np.float32))
     model.set_param("b", np.zeros((n_out,), dtype=np.float32))
@@ -128,6 +154,8 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     model.set_param("U", np.zeros((a, a), dtype=np.float32))
     model.set_param("u", np.zeros((a,), dtype=np.float32))
     model.set_param("distance", np.zeros((N_DISTANCE_BUCKETS,), dtype=np.float32))
+    if sw:
+        model.set_param("v", np.zeros((sw,), dtype=np.float32))
     size_edge_labeler(model, k)
     return model
 
@@ -136,12 +164,16 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     root, W, b = model.get_param("root"), model.get_param("W"), model.get_param("b")
     U, u, dist = model.get_param("U"), model.get_param("u"), model.get_param("distance")
     a, k = model.get_dim("arc_width"), model.get_dim("label_width")
+    sw = model.get_dim("sibling_width")
+    v = model.get_param("v") if sw else None
 
     X, offsets = with_root(sent_vecs, root)
     pre = X @ W + b
     act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
     arc_dep, arc_head = act[:, :a], act[:, a:2 * a]
-    lab_dep, lab_head = act[:, 2 * a:2 * a + k], act[:, 2 * a + k:]
+    lab_dep, lab_head = act[:, 2 * a:2 * a + k], act[:, 2 * a + k:2 * a + 2 * k]
+    sib = 2 * a + 2 * k  # first column of the sibling views
+    siblings = [] if sw else None
 
     arcs, label_dep, label_head, cached = [], [], [], []
     for i in range(len(sent_vecs)):
@@ -153,6 +185,8 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         cached.append((HU, buckets))
         label_dep.append(lab_dep[lo:hi])
         label_head.append(lab_head[lo:hi])
+        if sw:
+            siblings.append(sibling_scores(act[lo:hi, sib:], v))
 
     def backprop(d_scores: ParseScores) -> List[Floats2d]:
         d_act = np.zeros_like(act)
@@ -172,7 +206,11 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d_act[lo:hi, a:2 * a] += dHU @ U.T + np.outer(rows, u)
             d_dist += np.bincount(buckets.ravel(), weights=dS.ravel(), minlength=len(dist)).astype(np.float32)
             d_act[lo:hi, 2 * a:2 * a + k] += d_scores.label_dep[i]
-            d_act[lo:hi, 2 * a + k:] += d_scores.label_head[i]
+            d_act[lo:hi, 2 * a + k:2 * a + 2 * k] += d_scores.label_head[i]
+            if sw:
+                d_views, d_v = backprop_sibling_scores(act[lo:hi, sib:], v, d_scores.siblings[i])
+                d_act[lo:hi, sib:] += d_views
+                model.inc_grad("v", d_v)
         d_pre = bp_dropout(d_act) * (pre > 0)
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
@@ -183,4 +221,29 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         model.inc_grad("root", d_root)
         return d_sents
 
-    return ParseScores(arcs, label_dep, label_head), backprop
+    return ParseScores(arcs, label_dep, label_head, siblings), backprop
+
+
+def sibling_scores(views: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(n+1)^3 scores sum_d v_d a_hd b_sd c_md from the (n+1, 3 d) views [a b c]."""
+    d = len(v)
+    A, B, C = views[:, :d] * v, views[:, d:2 * d], views[:, 2 * d:]
+    N = len(views)
+    AB = (A[:, None, :] * B[None, :, :]).reshape(N * N, d)
+    return (AB @ C.T).reshape(N, N, N)
+
+
+def backprop_sibling_scores(views: np.ndarray, v: np.ndarray, d_scores: np.ndarray):
+    """Gradients of `sibling_scores` for the views and for v."""
+    d = len(v)
+    N = len(views)
+    A0, B, C = views[:, :d], views[:, d:2 * d], views[:, 2 * d:]
+    A = A0 * v
+    G = np.asarray(d_scores, dtype=np.float32).reshape(N * N, N)
+    AB = (A[:, None, :] * B[None, :, :]).reshape(N * N, d)
+    dC = G.T @ AB
+    dAB = (G @ C).reshape(N, N, d)
+    dA = np.einsum("hsd,sd->hd", dAB, B)
+    dB = np.einsum("hsd,hd->sd", dAB, A)
+    d_views = np.concatenate([dA * v, dB, dC], axis=1)
+    return d_views, (dA * A0).sum(0)

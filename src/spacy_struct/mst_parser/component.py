@@ -4,10 +4,17 @@ predict: the arc scorer gives an (n+1) x (n+1) score matrix per sentence,
 Chu-Liu-Edmonds (or Eisner) picks the best tree, and the edge labeler labels
 its arcs. update: the tree loss ("margin", "crf" or "local", from
 spacy_struct.losses over `DependencyTrees`) on the arcs plus the labeler's
-cross-entropy on the gold arcs. The training loop, labels and sentence
+cross-entropy on the gold arcs.
+
+A second-order scorer (`order = 2` in the model) also scores each arc with
+its previous sibling; the parts (arc + sibling, (n+1)^3 per sentence) are
+decoded by `SiblingTrees`: second-order Eisner, followed with "cle" by
+McDonald & Pereira's non-projective search, and trained through the same
+losses (the CRF over projective trees). The training loop, labels and sentence
 batching are the shared `StructuredComponent`'s.
 """
 
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy as np
@@ -21,6 +28,7 @@ from ..models import ParseScores, SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, factory_config
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
+from ..structs.siblings import SiblingTrees
 
 ROOT_LABEL = "ROOT"
 #: the label of a whitespace token's arc, as spaCy's parser writes it
@@ -115,11 +123,33 @@ class MSTParser(StructuredComponent):
         settings["multi_root"] = bool(settings["multi_root"])
 
     @property
+    def order(self) -> int:
+        """1: arcs alone; 2: arcs with their previous sibling (the model's `order`)."""
+        return int(self.model.attrs.get("order", 1))
+
+    @property
     def structure(self) -> DependencyTrees:
-        """Projective trees with Eisner, all trees with CLE; one root or several."""
-        return DependencyTrees(
-            projective=self.cfg["decoder"] == "eisner", single_root=not self.cfg["multi_root"]
-        )
+        """Projective trees with Eisner, all trees with CLE; one root or several;
+        second-order trees when the model scores siblings."""
+        projective = self.cfg["decoder"] == "eisner"
+        single_root = not self.cfg["multi_root"]
+        if self.order == 2:
+            return SiblingTrees(projective=projective, single_root=single_root)
+        return DependencyTrees(projective=projective, single_root=single_root)
+
+    def tree_scores(self, batch: SentenceBatch, scores: ParseScores) -> List[np.ndarray]:
+        """What the structure decodes, float64, whitespace masked: the arc
+        matrices, or with a second-order model the part arrays
+        parts[h, s, m] = arcs[h, m] + siblings[h, s, m].
+
+        batch: the sentences of the scores.
+        scores: the scorer's output on them.
+        RETURNS: one array per sentence.
+        """
+        arcs = self.mask_whitespace(batch, scores.arcs)
+        if scores.siblings is None:
+            return arcs
+        return [A[:, None, :] + np.asarray(B, dtype=np.float64) for A, B in zip(arcs, scores.siblings)]
 
     @property
     def _needs_tags(self) -> bool:
@@ -143,7 +173,7 @@ class MSTParser(StructuredComponent):
         docs, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, [], []
-        heads = self.structure.argmax(self.mask_whitespace(batch, scores.arcs))
+        heads = self.structure.argmax(self.tree_scores(batch, scores))
         label_scores = self.model.get_ref("labeler").predict(
             (scores.label_dep, scores.label_head, heads)
         )
@@ -277,7 +307,7 @@ class MSTParser(StructuredComponent):
     def complete_gold(self, scores: np.ndarray, gold: np.ndarray, where: str) -> np.ndarray:
         """The best tree that keeps every known gold arc (partial annotation).
 
-        scores: the sentence's (n+1, n+1) arc scores.
+        scores: the sentence's arc (or, second order, part) scores.
         gold: gold heads, -2 where unknown.
         where: how an error names the sentence.
         RETURNS: complete heads.
@@ -298,14 +328,18 @@ class MSTParser(StructuredComponent):
 
         Both are per word: the gradient is divided by the batch's words.
         """
-        arcs = self.mask_whitespace(batch, scores.arcs)
-        self.check_finite(arcs)
+        parts = self.tree_scores(batch, scores)
+        self.check_finite(parts)
         heads = [self.complete_gold(S, g, f"sentence {i} of the batch")
-                 for i, (S, (g, _)) in enumerate(zip(arcs, golds))]
+                 for i, (S, (g, _)) in enumerate(zip(parts, golds))]
         n_words = sum(batch.lengths())
-        arc_loss, arc_grads = self.structure_loss(arcs, heads)
+        arc_loss, grads = self.structure_loss(parts, heads)
         label_loss, d_dep, d_head = self._label_loss(scores, heads, [lab for _, lab in golds], n_words)
-        d_scores = ParseScores([(g / n_words).astype(np.float32) for g in arc_grads], d_dep, d_head)
+        grads = [(g / n_words).astype(np.float32) for g in grads]
+        if scores.siblings is None:
+            d_scores = ParseScores(grads, d_dep, d_head)
+        else:  # an arc's score enters every part of the arc, whatever its sibling
+            d_scores = ParseScores([g.sum(axis=1) for g in grads], d_dep, d_head, grads)
         return arc_loss + label_loss, d_scores
 
     def _label_loss(self, scores: ParseScores, heads, gold_labels, n_words: int):
@@ -341,6 +375,21 @@ class MSTParser(StructuredComponent):
                 token.tag_ = tag
 
     # ----------------------------------------------------------- initializing
+    def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
+        """As `StructuredComponent.initialize`; warns when a second-order
+        model would be trained by a likelihood (over projective trees) and
+        decoded by the non-projective search, which then meets sibling parts
+        that training never scored."""
+        super().initialize(get_examples, nlp=nlp, labels=labels)
+        if self.order == 2 and self.cfg["decoder"] == "cle" and self.cfg["loss"] != "margin":
+            warnings.warn(
+                f"{self.name}: a second-order model with decoder 'cle' is decoded by a "
+                f"non-projective search, but the {self.cfg['loss']!r} loss trains it on "
+                f"projective trees only; use loss = 'margin' (trained against the search, "
+                f"as McDonald & Pereira 2006) or decoder = 'eisner'",
+                stacklevel=2,
+            )
+
     def labels_in(self, examples: Iterable[Example]) -> List[str]:
         """The dependency labels of the examples' reference docs, sorted."""
         found = set()
