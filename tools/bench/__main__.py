@@ -88,6 +88,8 @@ def main(argv=None) -> int:
                    help="also score a trained pipeline that sets token._.morphs (repeatable)")
     p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
     p.add_argument("--flatcat-ppl", type=float, default=10.0, help="FlatCat's perplexity threshold")
+    p.add_argument("--setting", action="append", default=[], metavar="KEY=INT",
+                   help="a morph_segmenter setting other than its default, e.g. max_suffixes=4 (repeatable)")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
     p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
@@ -122,9 +124,13 @@ def main(argv=None) -> int:
 
         if args.set_name not in morph.SETS:
             parser.error(f"--set must be one of {sorted(morph.SETS)}")
+        try:
+            settings = {k: int(v) for k, v in (item.split("=", 1) for item in args.setting)}
+        except ValueError:
+            parser.error(f"--setting takes KEY=INT, got {args.setting}")
         rows, cue = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
-                              args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
-                              supervised=args.supervised)
+                                   args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
+                                   supervised=args.supervised, settings=settings)
         level, lang = morph.SETS[args.set_name]
         title = f"#### {args.set_name}{' semi-supervised' if args.semi else ''}{' supervised' if not args.seeds else ''}"
         if not args.seeds:
@@ -136,6 +142,8 @@ def main(argv=None) -> int:
                       f"from the train and dev text and is scored on dev. " if level != "ud" else
                       f"\n\nData: {args.data_dir}/{lang}-ud-dev.conllu (no train split here); every system "
                       f"learns from the dev text and is scored on it. ")
+                     + (f"morph_segmenter settings: {', '.join(args.setting)}; the others its defaults. "
+                        if args.setting else "")
                      + f"Budget: {args.sweeps} sweeps per model "
                      f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
                      f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded"

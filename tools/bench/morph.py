@@ -258,8 +258,10 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 
 def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
-             clamped: Optional[Dict[str, List[str]]] = None) -> Dict[str, Row]:
-    """morph_segmenter, one run per seed; a row per stage."""
+             clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None
+             ) -> Dict[str, Row]:
+    """morph_segmenter, one run per seed; a row per stage. `settings`:
+    MorphSettings fields other than their defaults."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.morph_segmenter.morphs import Morphs
 
@@ -269,7 +271,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     for seed in seeds:
         start = time.perf_counter()
         scoring = [0.0]
-        model = MorphModel(MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed))
+        model = MorphModel(MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {})))
 
         def stage_end(stage: str, snapshot: MorphModel) -> None:
             row = rows.setdefault(stage, Row(stage))
@@ -290,7 +292,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
 
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
-             semi: bool = False, supervised: Sequence[str] = ()):
+             semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, int]] = None):
     """Every system on one set; RETURNS the rows in table order and the
     agreement cue's figure on the set's train gold (sentence sets)."""
     level, _ = SETS[name]
@@ -312,7 +314,7 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
         rows.append(Row(label, [score(references, lambda w, f=found: _recase(w, f.get(_form(w), [_form(w)])))],
                         [seconds]))
     last = "pos" if level == "word" else "token_seg"
-    ours = run_ours(text, references, last, seeds, sweeps, annotations)
+    ours = run_ours(text, references, last, seeds, sweeps, annotations, settings)
     names = {"basic": "basic", "pos": "+ tags", "token_pos": "+ tag HMM over tokens",
              "token_seg": "+ agreement of neighbours (full model)"}
     for stage, row in ours.items():
