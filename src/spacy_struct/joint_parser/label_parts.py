@@ -87,11 +87,15 @@ class LabelParts:
         if not self.factored:
             out[...] = part_scores
             return out
-        padded = np.zeros((n, n, self.n_parts + 1), dtype=np.float64)
-        padded[:, :, :-1] = part_scores
+        # parts-major, so each gather copies whole contiguous rows (about
+        # twice as fast as gathering along the last axis of an (n, n, P) array)
+        columns = np.zeros((self.n_parts + 1, n * n), dtype=np.float64)
+        columns[:-1] = part_scores.reshape(n * n, self.n_parts).T
         first, second, third = self.gathers
-        np.add(padded[:, :, first], padded[:, :, second], out=out)
-        out += padded[:, :, third]
+        total = columns[first]
+        total += columns[second]
+        total += columns[third]
+        out[...] = total.T.reshape(n, n, len(self.labels))
         return out
 
     def part_gradient(self, d_labels: np.ndarray) -> np.ndarray:
