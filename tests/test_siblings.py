@@ -214,3 +214,30 @@ def test_bad_input_is_named():
         Sib.sibling_marginals(np.full((3, 3, 3), np.nan))
     with pytest.raises(TypeError, match="max_moves"):
         Sib.hill_climb(np.zeros((3, 3, 3)), np.array([-1, 0, 1]), max_moves=1.5)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_longer_sentences_match_the_numpy_reference(single_root):
+    from spacy_struct.structs.reference import siblings as reference
+
+    rng = np.random.default_rng(11)
+    for n in (9, 17, 30):
+        P = random_parts(rng, n)
+        heads = Sib.sibling_eisner(P, single_root)
+        want = reference.sibling_eisner(P, single_root)
+        assert Sib.tree_part_score(P, heads) == pytest.approx(Sib.tree_part_score(P, want))
+        assert Sib.sibling_log_partition(P, single_root) == pytest.approx(
+            reference.sibling_log_partition(P, single_root))
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_the_numpy_reference_matches_enumeration(single_root):
+    from spacy_struct.structs.reference import siblings as reference
+
+    rng = np.random.default_rng(12)
+    for _ in range(40):
+        n = int(rng.integers(1, 6))
+        P = random_parts(rng, n)
+        trees, values = best(P, single_root)
+        assert Sib.tree_part_score(P, reference.sibling_eisner(P, single_root)) == pytest.approx(values.max())
+        assert reference.sibling_log_partition(P, single_root) == pytest.approx(log_partition(P, single_root))

@@ -35,6 +35,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=64, help="sentences per batched call")
     p.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement")
     p.add_argument("--only", default="", help="run the decoders whose name contains this")
+    p.add_argument("--skip", default="", help="leave out the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
     p.add_argument("--section", default="", help="the marked block of --output to replace")
     t = sub.add_parser("train", help="spacy train, saving its wall-clock time")
@@ -197,7 +198,7 @@ def main(argv=None) -> int:
 
     from . import structs
 
-    rows = structs.run(args.sizes, args.batch, args.min_time, args.only)
+    rows = structs.run(args.sizes, args.batch, args.min_time, args.only, args.skip)
     machine = (f"Random scores, batch of {args.batch}, {args.min_time}s per measurement; "
                f"numpy {np.__version__}. {machine_line()}")
     table = structs.format_table(rows)

@@ -15,9 +15,10 @@ from typing import Callable, List, Sequence
 
 import numpy as np
 
-from spacy_struct.structs import dependency, segments, spans
+from spacy_struct.structs import dependency, segments, siblings, spans
 from spacy_struct.structs.reference import dependency as ref_dependency
 from spacy_struct.structs.reference import segments as ref_segments
+from spacy_struct.structs.reference import siblings as ref_siblings
 from spacy_struct.structs.reference import spans as ref_spans
 
 N_LABELS = 5       # span labels (GENIA has 5 entity types)
@@ -37,6 +38,14 @@ class Case:
 
 def _arcs(n, rng):
     return rng.normal(scale=2.0, size=(n + 1, n + 1))
+
+
+def _parts(n, rng):
+    return rng.normal(scale=2.0, size=(n + 1, n + 1, n + 1))
+
+
+def _part_tree(s, heads):
+    return siblings.tree_part_score(s, heads)
 
 
 def _spans(n, rng):
@@ -80,6 +89,10 @@ CASES = [
     Case("matrix-tree log Z + marginals", _arcs, lambda b: dependency.matrix_tree_marginals(b),
          lambda s: ref_dependency.matrix_tree_marginals(s), _log_z_and_marginals,
          "both sides are numpy/LAPACK: one stacked call vs one call per sentence"),
+    Case("second-order eisner argmax", _parts, lambda b: siblings.sibling_eisner(b),
+         lambda s: ref_siblings.sibling_eisner(s), _part_tree),
+    Case("second-order eisner log Z + marginals", _parts, lambda b: siblings.sibling_marginals(b),
+         lambda s: ref_siblings.sibling_log_partition(s), _log_z, "reference computes log Z only"),
     Case("cky argmax", _spans, lambda b: spans.cky_argmax(b), lambda s: ref_spans.cky_argmax(s), _span_score),
     Case("cky log Z + marginals", _spans, lambda b: spans.cky_marginals(b),
          lambda s: ref_spans.cky_marginals(s), _log_z_and_marginals),
@@ -129,10 +142,10 @@ def measure(case: Case, n: int, batch: int, min_time: float, seed: int = 0) -> d
 
 
 def run(sizes: Sequence[int] = (10, 20, 40, 80), batch: int = 64, min_time: float = 0.3,
-        only: str = "") -> List[dict]:
+        only: str = "", skip: str = "") -> List[dict]:
     rows = []
     for case in CASES:
-        if only and only not in case.name:
+        if (only and only not in case.name) or (skip and skip in case.name):
             continue
         for n in sizes:
             rows.append(measure(case, n, batch, min_time))

@@ -46,6 +46,7 @@ cdef struct Chart:
     double* C
     double* I
     double* S        # S[s * N + t]
+    double* terms    # the terms of one item (inside pass), N of them at most
     double* gC       # adjoints (inside/outside) or NULL
     double* gI
     double* gS
@@ -60,6 +61,7 @@ cdef int chart_alloc(Chart* c, int64_t N, bint argmax) noexcept nogil:
     c.C = <double*>malloc(cells * sizeof(double))
     c.I = <double*>malloc(cells * sizeof(double))
     c.S = <double*>malloc(N * N * sizeof(double))
+    c.terms = <double*>malloc((N + 1) * sizeof(double))
     c.gC = c.gI = c.gS = NULL
     c.bC = c.bI = c.bS = c.stack = NULL
     if argmax:
@@ -75,11 +77,11 @@ cdef int chart_alloc(Chart* c, int64_t N, bint argmax) noexcept nogil:
         c.gS = <double*>malloc(N * N * sizeof(double))
         if c.gC == NULL or c.gI == NULL or c.gS == NULL:
             return -1
-    return 0 if (c.C != NULL and c.I != NULL and c.S != NULL) else -1
+    return 0 if (c.C != NULL and c.I != NULL and c.S != NULL and c.terms != NULL) else -1
 
 
 cdef void chart_free(Chart* c) noexcept nogil:
-    free(c.C); free(c.I); free(c.S); free(c.gC); free(c.gI); free(c.gS)
+    free(c.C); free(c.I); free(c.S); free(c.terms); free(c.gC); free(c.gI); free(c.gS)
     free(c.bC); free(c.bI); free(c.bS); free(c.stack)
 
 
@@ -270,23 +272,26 @@ def sibling_eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
 # inside (log Z) and its reverse pass (part marginals)
 # --------------------------------------------------------------------------
 
-cdef inline double lse_add(double acc, double v) noexcept nogil:
-    """log(exp(acc) + exp(v))."""
-    if v == NEG_INF:
-        return acc
-    if acc == NEG_INF:
-        return v
-    if acc > v:
-        return acc + log(1.0 + exp(v - acc))
-    return v + log(1.0 + exp(acc - v))
+cdef inline double lse(const double* x, int64_t count) noexcept nogil:
+    """log sum_k exp(x[k]): one max pass, then one exp per term."""
+    cdef int64_t k
+    cdef double m = NEG_INF, total = 0.0
+    for k in range(count):
+        if x[k] > m:
+            m = x[k]
+    if m == NEG_INF:
+        return m
+    for k in range(count):
+        total += exp(x[k] - m)
+    return m + log(total)
 
 
 cdef double inside_one(const double* sc, int64_t N, bint single_root, Chart* c) noexcept nogil:
-    cdef int64_t w, s, t, r
-    cdef double acc
+    cdef int64_t w, s, t, r, k
     cdef double* C = c.C
     cdef double* I = c.I
     cdef double* S = c.S
+    cdef double* x = c.terms
     if N == 1:
         return 0.0
     for s in range(N):
@@ -295,29 +300,31 @@ cdef double inside_one(const double* sc, int64_t N, bint single_root, Chart* c) 
     for w in range(1, N):
         for s in range(N - w):
             t = s + w
-            acc = NEG_INF
+            k = 0
             for r in range(s, t):
-                acc = lse_add(acc, sibling_term(C, N, s, t, r))
-            S[s * N + t] = acc
-            acc = right_term(sc, C, I, S, N, s, t, s)
+                x[k] = sibling_term(C, N, s, t, r); k += 1
+            S[s * N + t] = lse(x, k)
+            x[0] = right_term(sc, C, I, S, N, s, t, s)
+            k = 1
             if not root_alone(single_root, s):
                 for r in range(s + 1, t):
-                    acc = lse_add(acc, right_term(sc, C, I, S, N, s, t, r))
-            I[ix(s, t, 1, N)] = acc
-            acc = NEG_INF
+                    x[k] = right_term(sc, C, I, S, N, s, t, r); k += 1
+            I[ix(s, t, 1, N)] = lse(x, k)
+            I[ix(s, t, 0, N)] = NEG_INF
             if s > 0:
-                acc = left_term(sc, C, I, S, N, s, t, t)
+                x[0] = left_term(sc, C, I, S, N, s, t, t)
+                k = 1
                 for r in range(s + 1, t):
-                    acc = lse_add(acc, left_term(sc, C, I, S, N, s, t, r))
-            I[ix(s, t, 0, N)] = acc
-            acc = NEG_INF
+                    x[k] = left_term(sc, C, I, S, N, s, t, r); k += 1
+                I[ix(s, t, 0, N)] = lse(x, k)
+            k = 0
             for r in range(s, t):
-                acc = lse_add(acc, left_complete_term(C, I, N, s, t, r))
-            C[ix(s, t, 0, N)] = acc
-            acc = NEG_INF
+                x[k] = left_complete_term(C, I, N, s, t, r); k += 1
+            C[ix(s, t, 0, N)] = lse(x, k)
+            k = 0
             for r in range(s + 1, t + 1):
-                acc = lse_add(acc, right_complete_term(C, I, N, s, t, r))
-            C[ix(s, t, 1, N)] = acc
+                x[k] = right_complete_term(C, I, N, s, t, r); k += 1
+            C[ix(s, t, 1, N)] = lse(x, k)
     return C[ix(0, N - 1, 1, N)]
 
 
