@@ -480,6 +480,8 @@ def test_second_order_parser_trains_decodes_and_round_trips(sample_sentences, de
     assert scores["dep_uas"] > 0.9 and scores["dep_las"] > 0.85
     if decoder == "cle":
         assert scores["dep_nonproj_r"] > 0.5
+    doc = nlp(Doc(nlp.vocab, words=["The", "dog", "  ", "saw", "a", "cat", "."]))
+    assert doc[2].dep_ == "dep" and not list(doc[2].children) and doc[2].head.i != 2
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p")
     assert loaded.get_pipe("mst_parser").order == 2
@@ -494,3 +496,10 @@ def test_second_order_crf_with_the_non_projective_search_warns(sample_sentences)
     nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=2, sibling_width=8), "loss": "crf"})
     with pytest.warns(UserWarning, match="loss = 'margin'"):
         nlp.initialize(lambda: examples_from(sample_sentences[:20], nlp.vocab))
+    # (n+1)^3 parts: sentences are cut at 200 words, whatever the setting says
+    from spacy_struct.mst_parser.component import SECOND_ORDER_MAX_LENGTH
+
+    parser = nlp.get_pipe("mst_parser")
+    assert parser.cfg["max_sentence_length"] == 512 and parser.max_sentence_length == SECOND_ORDER_MAX_LENGTH
+    long_doc = Doc(nlp.vocab, words=["word"] * 450, sent_starts=[True] + [False] * 449)
+    assert [end - start for start, end in parser.sentence_ranges(long_doc)] == [150, 150, 150]

@@ -190,8 +190,57 @@ def test_non_projective_gold_is_lifted_for_the_likelihood():
     assert D.crossing_arcs(gold).any()
     P = random_parts(rng, 4)
     value, _ = get_loss("crf")(structure, [P], [gold])
-    assert value >= -1e-9
-    assert np.array_equal(structure.gold_target(P, gold), gold)
+    lifted = D.lift_to_projective(gold, True)
+    assert value == pytest.approx(Sib.sibling_log_partition(P) - Sib.tree_part_score(P, lifted))
+    assert np.array_equal(structure.gold_target(P, gold), gold)  # the margin loss keeps it
+
+
+@pytest.mark.parametrize("loss", ["crf", "margin", "local"])
+def test_parts_no_tree_uses_get_no_gradient(loss):
+    rng = np.random.default_rng(13)
+    for single_root in (True, False):
+        structure = Sib.SiblingTrees(projective=True, single_root=single_root)
+        P = random_parts(rng, 5)
+        gold = np.array([-1, 2, 0, 2, 5, 3])
+        _, (grad,) = get_loss(loss)(structure, [P], [gold])
+        assert (grad[~Sib.part_mask(6)] == 0).all()
+        if single_root and loss != "local":
+            assert (grad[0, 1:, :] == 0).all()  # the root has one dependent: no sibling
+
+
+def test_partial_gold_with_crossing_known_arcs_is_completed_without_projectivity():
+    rng = np.random.default_rng(14)
+    P = random_parts(rng, 4)
+    gold = np.array([-1, 3, 4, 0, -2])  # 1 <- 3 and 2 <- 4 cross
+    target = Sib.SiblingTrees(projective=False).gold_target(P, gold)
+    assert target[1] == 3 and target[2] == 4 and target[3] == 0
+    assert target[4] in (1, 2, 3)  # 0 would be a second root
+    with pytest.raises(NoLegalStructureError):
+        Sib.SiblingTrees(projective=True).complete(P, gold)
+
+
+def test_the_search_checks_its_start_and_stops_at_max_moves():
+    rng = np.random.default_rng(15)
+    P = random_parts(rng, 6)
+    with pytest.raises(ValueError, match="2 root dependents"):
+        Sib.hill_climb(P, np.array([-1, 0, 0, 1, 1, 2, 2]))
+    blocked = P.copy()
+    blocked[2, :, 1] = -np.inf
+    with pytest.raises(ValueError, match="-inf"):
+        Sib.hill_climb(blocked, np.array([-1, 2, 0, 2, 2, 2, 2]))
+    start = Sib.sibling_eisner(P, False)
+    _, free_moves = Sib.hill_climb(P, start, False)
+    _, moves = Sib.hill_climb(P, start, False, max_moves=0)
+    assert moves == 0
+    if free_moves > 1:
+        assert Sib.hill_climb(P, start, False, max_moves=1)[1] == 1
+
+
+def test_the_local_relaxation_of_a_word_without_a_head_is_no_structure():
+    P = np.zeros((4, 4, 4))
+    P[:, :, 2] = -np.inf
+    (log_z, marg), = Sib.SiblingTrees().local_marginals([P])
+    assert log_z == -np.inf and np.isfinite(marg).all()
 
 
 def test_partial_gold_is_completed_around_the_known_arcs():

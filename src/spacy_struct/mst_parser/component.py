@@ -47,6 +47,10 @@ characters = 64
 """)
 
 
+#: the longest sentence a second-order model decodes whole: its parts take
+#: (n+1)^3 floats, 65 MB per array at 200 words
+SECOND_ORDER_MAX_LENGTH = 200
+
 #: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False}
 
@@ -95,7 +99,9 @@ def make_mst_parser(
         sentences by rule, and pieces longer than this are cut evenly; in
         training, a gold Doc without boundaries up to this many tokens is one
         sentence (see pipeline/sentences.py).
-    max_sentence_length: longer sentences are cut, to bound n x n memory.
+    max_sentence_length: longer sentences are cut, to bound n x n memory
+        (with a second-order model, at most SECOND_ORDER_MAX_LENGTH: its
+        parts take (n+1)^3 memory).
     """
     return MSTParser(
         nlp.vocab, model, name, decoder=decoder, multi_root=multi_root, loss=loss,
@@ -126,6 +132,14 @@ class MSTParser(StructuredComponent):
     def order(self) -> int:
         """1: arcs alone; 2: arcs with their previous sibling (the model's `order`)."""
         return int(self.model.attrs.get("order", 1))
+
+    @property
+    def max_sentence_length(self) -> int:
+        """The `max_sentence_length` setting, and at most
+        SECOND_ORDER_MAX_LENGTH with a second-order model."""
+        if self.order == 2:
+            return min(self.cfg["max_sentence_length"], SECOND_ORDER_MAX_LENGTH)
+        return self.cfg["max_sentence_length"]
 
     @property
     def structure(self) -> DependencyTrees:

@@ -84,12 +84,18 @@ class SentenceBatching:
     #: wrong cut)
     rule_sentences = True
 
+    @property
+    def max_sentence_length(self) -> int:
+        """The longest range a structure is built over: the setting, or less
+        where a component's structure costs more than n x n memory."""
+        return self.cfg["max_sentence_length"]
+
     def sentence_ranges(self, doc: Doc) -> List[Range]:
         """The [start, end) token ranges of `doc` that get one structure each:
         its sentences, or sentences by rule when it has no boundaries (with a
         one-time warning when the rule cuts a doc in several)."""
         ranges = sentence_ranges(
-            doc, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"],
+            doc, self.cfg["max_unsegmented_length"], self.max_sentence_length,
             by_rule=self.rule_sentences,
         )
         if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
@@ -106,7 +112,7 @@ class SentenceBatching:
     def training_ranges(self, eg: Example) -> List[Range]:
         """The ranges of `eg.predicted` to train over: the gold sentences."""
         return training_ranges(
-            eg, self.cfg["max_unsegmented_length"], self.cfg["max_sentence_length"]
+            eg, self.cfg["max_unsegmented_length"], self.max_sentence_length
         )
 
     def make_batch(

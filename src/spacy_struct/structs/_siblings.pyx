@@ -7,7 +7,8 @@ previous dependent of h on m's side (the next one closer to h), or s == h
 when m is h's closest dependent on that side (McDonald & Pereira 2006's
 s(h, -, m)). Node 0 is the root. Every function loops over the sentences with
 the GIL released and allocates its scratch once, for the largest sentence.
-The Python layer (`siblings.py`) validates the input; nothing here raises.
+The Python layer (`siblings.py`) validates the input; nothing here raises but
+MemoryError.
 
 Second-order Eisner (McDonald & Pereira 2006, Fig. 3), items over nodes
 s < t:

@@ -9,7 +9,8 @@ side. Scores are an (n+1, n+1, n+1) array per sentence:
     parts[h, h, m] = score of the arc h -> m as h's first dependent on m's side,
 
 node 0 the root, as in `structs.dependency`. Entries that no tree uses (m = 0,
-h = m, s not between h and m) are ignored. A first-order model is the case
+h = m, s not between h and m; with one root, also parts[0, s, m] for s != 0)
+are ignored, and get zero marginals and gradients. A first-order model is the case
 `parts[h, s, m] = arcs[h, m]` for every s (`parts_from_arcs`), so a
 second-order scorer adds a sibling term to the arc scores it already has.
 
@@ -48,7 +49,7 @@ from .arrays import (
     where,
 )
 from .base import Structure
-from .dependency import UNKNOWN_HEAD, check_heads, crossing_arcs, lift_to_projective
+from .dependency import UNKNOWN_HEAD, check_heads, chu_liu_edmonds, crossing_arcs, lift_to_projective
 
 
 def _check_part_scores(scores, name: str = "scores") -> Tuple[List[np.ndarray], bool]:
@@ -144,7 +145,8 @@ def hill_climb(scores, heads, single_root: bool = True, max_moves: int = -1):
     """McDonald & Pereira (2006)'s approximate non-projective search: from
     the tree `heads`, make the single head change that raises the
     second-order score most, while one does (at most `max_moves`; < 0: no
-    bound). With one root, the root keeps its dependent.
+    bound). With one root, the start tree must have one root dependent,
+    and the search keeps it.
 
     scores: (n+1, n+1, n+1) part scores, or a list; heads: a tree per sentence.
     RETURNS: (the improved heads, the number of changes made), or lists.
@@ -154,6 +156,14 @@ def hill_climb(scores, heads, single_root: bool = True, max_moves: int = -1):
     max_moves = check_int(max_moves, "max_moves")
     sizes = _sizes(arrays)
     trees = [check_heads(t, n - 1, name=f"heads{where(i, single)}") for i, (t, n) in enumerate(zip(trees, sizes))]
+    for i, (P, tree) in enumerate(zip(arrays, trees)):
+        at = where(i, single)
+        if single_root and len(tree) > 1 and int((tree[1:] == 0).sum()) != 1:
+            raise ValueError(f"heads{at}: the start tree has {int((tree[1:] == 0).sum())} root "
+                             f"dependents; with single_root it must have one")
+        if len(tree) > 1 and not np.isfinite(tree_part_score(P, tree)):
+            raise ValueError(f"heads{at}: the start tree has score -inf; start from a legal tree "
+                             f"(e.g. sibling_eisner's)")
     flat, offsets = pack(arrays)
     packed, head_offsets = pack(trees, dtype=np.int64)
     moves = np.zeros(len(arrays), dtype=np.int64)
@@ -222,8 +232,9 @@ class SiblingTrees(Structure):
     (partial annotation): `gold_target` completes them with the best tree
     that keeps every known arc. log Z and the marginals are over projective
     trees, the only ones the dynamic program sums; the likelihood's gold
-    tree is lifted to the nearest projective tree (`gold_score`), while the
-    margin loss compares the search's output with the tree as annotated.
+    tree is lifted to the nearest projective tree (`gold_score`). The margin
+    loss compares the decoder's output with `gold_target`: the tree as
+    annotated without `projective`, lifted with it.
     """
 
     name = "second-order dependency tree"
@@ -234,7 +245,8 @@ class SiblingTrees(Structure):
         self.max_moves = check_int(max_moves, "max_moves")
 
     def __repr__(self) -> str:
-        return f"SiblingTrees(projective={self.projective}, single_root={self.single_root})"
+        return (f"SiblingTrees(projective={self.projective}, single_root={self.single_root}, "
+                f"max_moves={self.max_moves})")
 
     def argmax(self, scores: Sequence[np.ndarray]) -> List[np.ndarray]:
         if not len(scores):
@@ -265,6 +277,9 @@ class SiblingTrees(Structure):
             if X.shape[0] > 1:
                 cols = X[:, :, 1:].reshape(-1, X.shape[0] - 1)
                 top = cols.max(axis=0, keepdims=True)
+                if not np.isfinite(top).all():  # a word with no legal head: no structure
+                    results.append((-np.inf, P))
+                    continue
                 E = np.exp(cols - top)
                 sums = E.sum(axis=0, keepdims=True)
                 P[:, :, 1:] = (E / sums).reshape(X.shape[0], X.shape[0], -1)
@@ -286,8 +301,11 @@ class SiblingTrees(Structure):
 
     def complete(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
         """The best tree that keeps every known arc of `gold` (heads of -2
-        are unknown): projective, then searched as `argmax` is. `gold`
-        itself when complete."""
+        are unknown); `gold` itself when complete. Projective: the
+        second-order Eisner argmax with the known arcs forced. Otherwise the
+        known arcs may cross, which no projective tree allows, so the search
+        starts from Chu-Liu-Edmonds over each arc's best part instead.
+        Raises NoLegalStructureError when the known arcs leave no tree."""
         gold = np.asarray(gold, dtype=np.int64)
         if not (gold[1:] == UNKNOWN_HEAD).any():
             return gold
@@ -296,7 +314,13 @@ class SiblingTrees(Structure):
             keep = S[gold[m], :, m].copy()
             S[:, :, m] = -np.inf
             S[gold[m], :, m] = keep
-        return self.argmax([S])[0]
+        if self.projective:
+            return sibling_eisner(S, self.single_root)
+        arcs = np.where(part_mask(S.shape[0]), S, -np.inf).max(axis=1)
+        start = chu_liu_edmonds(arcs, single_root=self.single_root)
+        if not np.isfinite(tree_part_score(S, start)):  # its best parts may not fit together
+            start = sibling_eisner(S, self.single_root)
+        return hill_climb(S, start, self.single_root, self.max_moves)[0]
 
     def gold_target(self, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
         """`complete`, lifted to the nearest projective tree when the
