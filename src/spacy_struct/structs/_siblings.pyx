@@ -435,8 +435,11 @@ def sibling_inside_outside_batch(const double[::1] flat, const int64_t[::1] offs
 # --------------------------------------------------------------------------
 # Approximate non-projective search (McDonald & Pereira 2006, Fig. 4): from a
 # tree, take the single head change that raises the second-order score most,
-# as long as one does. The score of a tree is recomputed in O(n) per
-# candidate from its heads, so one round costs O(n^3) in C.
+# as long as one does. A change of m's head from o to h touches at most three
+# parts on each side (m's own, and the part of the sibling after m, which
+# gets a new previous sibling), so each candidate's gain costs the scan of
+# h's dependents, and a round O(n^2); the descendants of m (which may not
+# become its head) come from one depth-first numbering of the tree per round.
 # --------------------------------------------------------------------------
 
 cdef double tree_score(const double* sc, int64_t N, const int64_t* heads,
@@ -464,13 +467,100 @@ cdef double tree_score(const double* sc, int64_t N, const int64_t* heads,
     return total
 
 
-cdef bint descends(const int64_t* heads, int64_t x, int64_t ancestor) noexcept nogil:
-    """Whether x is `ancestor` or below it."""
-    while x > 0:
-        if x == ancestor:
-            return True
-        x = heads[x]
-    return x == ancestor
+cdef struct TreeView:
+    # the current tree, rebuilt after each change
+    int64_t* inner      # previous sibling of m on its side (its head when none)
+    int64_t* outer      # next sibling of m further out on its side, or -1
+    int64_t* kid_start  # dependents of h: kids[kid_start[h] : kid_start[h + 1]], ascending
+    int64_t* kids
+    int64_t* fill
+    int64_t* tin        # depth-first numbering: x is below m iff tin[m] <= tin[x] < tout[m]
+    int64_t* tout
+    int64_t* stack
+    int64_t* cursor
+
+
+cdef void view_tree(const int64_t* y, int64_t N, TreeView* v) noexcept nogil:
+    cdef int64_t h, m, k, top, clock, node
+    for h in range(N + 1):
+        v.kid_start[h] = 0
+    for m in range(1, N):
+        v.kid_start[y[m] + 1] += 1
+    for h in range(N):
+        v.kid_start[h + 1] += v.kid_start[h]
+        v.fill[h] = v.kid_start[h]
+    for m in range(1, N):
+        v.kids[v.fill[y[m]]] = m
+        v.fill[y[m]] += 1
+    for m in range(N):
+        v.outer[m] = -1
+    # siblings, walking outward from each head; the stack and cursor arrays
+    # hold the last right and left dependent so far until the walk below
+    for h in range(N):
+        v.stack[h] = h
+        v.cursor[h] = h
+    for m in range(1, N):
+        h = y[m]
+        if h < m:
+            v.inner[m] = v.stack[h]
+            if v.stack[h] != h:
+                v.outer[v.stack[h]] = m
+            v.stack[h] = m
+    for m in range(N - 1, 0, -1):
+        h = y[m]
+        if h > m:
+            v.inner[m] = v.cursor[h]
+            if v.cursor[h] != h:
+                v.outer[v.cursor[h]] = m
+            v.cursor[h] = m
+    # depth-first numbering from the root
+    top = 0
+    clock = 0
+    v.stack[0] = 0
+    v.cursor[0] = v.kid_start[0]
+    v.tin[0] = clock
+    clock += 1
+    while top >= 0:
+        node = v.stack[top]
+        k = v.cursor[top]
+        if k < v.kid_start[node + 1]:
+            v.cursor[top] = k + 1
+            m = v.kids[k]
+            top += 1
+            v.stack[top] = m
+            v.cursor[top] = v.kid_start[m]
+            v.tin[m] = clock
+            clock += 1
+        else:
+            v.tout[node] = clock
+            top -= 1
+
+
+cdef double move_gain(const double* sc, int64_t N, const int64_t* y, const TreeView* v,
+                      int64_t m, int64_t h, double removal) noexcept nogil:
+    """Score change of giving m the head h, given `removal`, the change of
+    taking m away from its current head."""
+    cdef int64_t k, c, prev = h, nxt = -1
+    if m > h:  # m becomes a right dependent of h
+        for k in range(v.kid_start[h], v.kid_start[h + 1]):
+            c = v.kids[k]
+            if c > m:
+                nxt = c
+                break
+            if c > h:
+                prev = c
+    else:      # a left dependent
+        for k in range(v.kid_start[h], v.kid_start[h + 1]):
+            c = v.kids[k]
+            if c < m:
+                nxt = c
+            elif c < h:
+                prev = c
+                break
+    removal += sc[part(h, prev, m, N)]
+    if nxt >= 0:
+        removal += sc[part(h, m, nxt, N)] - sc[part(h, prev, nxt, N)]
+    return removal
 
 
 def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
@@ -485,37 +575,44 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
     """
     cdef Py_ssize_t i
     cdef int64_t N, m, h, old, best_m, best_h, done
-    cdef double current, value, best
+    cdef double current, value, best, removal
     cdef int64_t* y
     cdef const double* sc
-    cdef int64_t* last_left
-    cdef int64_t* last_right
-    cdef int64_t big = largest(sizes)
+    cdef int64_t* block
+    cdef TreeView v
+    cdef int64_t big = largest(sizes) + 1
     with nogil:
-        last_left = <int64_t*>malloc(big * sizeof(int64_t))
-        last_right = <int64_t*>malloc(big * sizeof(int64_t))
-        if last_left != NULL and last_right != NULL:
+        block = <int64_t*>malloc(9 * big * sizeof(int64_t))
+        if block != NULL:
+            v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
+            v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
+            v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
             for i in range(sizes.shape[0]):
                 N = sizes[i]
                 sc = &flat[offsets[i]]
                 y = &heads[head_offsets[i]]
                 done = 0
-                current = tree_score(sc, N, y, last_left, last_right)
+                current = tree_score(sc, N, y, v.tin, v.tout)
                 while max_moves < 0 or done < max_moves:
+                    view_tree(y, N, &v)
                     # a gain must beat rounding, or two trees of equal score could alternate
                     best = 1e-12 * (1.0 + fabs(current))
                     best_m = -1
                     best_h = -1
                     for m in range(1, N):
                         old = y[m]
+                        if single_root and old == 0:
+                            continue  # the root keeps its one dependent
+                        removal = -sc[part(old, v.inner[m], m, N)]
+                        if v.outer[m] >= 0:
+                            removal += (sc[part(old, v.inner[m], v.outer[m], N)]
+                                        - sc[part(old, m, v.outer[m], N)])
                         for h in range(N):
-                            if h == m or h == old or descends(y, h, m):
+                            if h == m or h == old or (single_root and h == 0):
                                 continue
-                            if single_root and (h == 0 or old == 0):
-                                continue  # the root keeps its one dependent
-                            y[m] = h
-                            value = tree_score(sc, N, y, last_left, last_right) - current
-                            y[m] = old
+                            if v.tin[m] <= v.tin[h] < v.tout[m]:
+                                continue  # h is below m: a cycle
+                            value = move_gain(sc, N, y, &v, m, h, removal)
                             if value > best:
                                 best = value
                                 best_m = m
@@ -523,10 +620,9 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
                     if best_m < 0:
                         break
                     y[best_m] = best_h
-                    current = tree_score(sc, N, y, last_left, last_right)
+                    current = tree_score(sc, N, y, v.tin, v.tout)
                     done += 1
                 moves[i] = done
-        free(last_left)
-        free(last_right)
-    if last_left == NULL or last_right == NULL:
+        free(block)
+    if block == NULL:
         raise MemoryError()
