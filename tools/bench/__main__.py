@@ -1,6 +1,7 @@
 """Benchmarks.
 
 python -m tools.bench structs [--sizes 10 20 40 80] [--output FILE [--section NAME]]
+python -m tools.bench matrix-tree [--supar-python .venvs/supar/bin/python] [--output FILE [--section NAME]]
 python -m tools.bench train CONFIG OUTPUT [--key.path value ...]
 python -m tools.bench parse DEV LABEL=PIPELINE[,decoder=eisner][,gold_tags] ... [--output FILE [--section NAME]]
 python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FILE [--section NAME]]
@@ -38,6 +39,12 @@ def main(argv=None) -> int:
     p.add_argument("--skip", default="", help="leave out the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
     p.add_argument("--section", default="", help="the marked block of --output to replace")
+    p = sub.add_parser("matrix-tree", help="Matrix-Tree marginals: ours against SuPar's MatrixTree, one thread")
+    p.add_argument("--supar-python", type=Path, default=Path(".venvs/supar/bin/python"))
+    p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])
+    p.add_argument("--batch", type=int, default=64, help="sentences per batched call")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     t = sub.add_parser("train", help="spacy train, saving its wall-clock time")
     t.add_argument("config", type=Path)
     t.add_argument("output", type=Path)
@@ -195,6 +202,22 @@ def main(argv=None) -> int:
         if args.output:
             write_results(args.output, args.section, text)
         return 0
+
+    if args.what == "matrix-tree":
+        from . import matrix_tree
+
+        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+            print("note: run with OPENBLAS_NUM_THREADS=1 for a one-thread comparison", file=sys.stderr)
+        rows = matrix_tree.run(args.supar_python, args.sizes, args.batch)
+        text = (matrix_tree.format_table(rows, args.batch)
+                + f"\n\nRandom arc scores (normal, sd 2), single root, batches of {args.batch} sentences of "
+                f"one length, log Z and every marginal; best of 3 timings of at least 0.3 s each, the two "
+                f"implementations taking turns in one run, one thread each (SuPar: torch.set_num_threads(1), "
+                f"OMP_NUM_THREADS=1). {machine_line()}\n")
+        print(text)
+        if args.output:
+            write_results(args.output, args.section, text)
+        return 0 if all(r["agree"] for r in rows) else 1
 
     from . import structs
 

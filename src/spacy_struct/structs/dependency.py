@@ -144,12 +144,14 @@ def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
     Sentences are grouped by length, so nothing is padded.
     """
     log_z = np.zeros(len(arrays))
-    marginals = [np.zeros_like(a) for a in arrays]
+    marginals: List[np.ndarray] = [None] * len(arrays)  # type: ignore[list-item]
     sizes = np.array([a.shape[0] - 1 for a in arrays], dtype=np.int64)
     for n in np.unique(sizes):
-        if n == 0:
-            continue
         idx = np.flatnonzero(sizes == n)
+        if n == 0:
+            for i in idx:
+                marginals[i] = np.zeros((1, 1))
+            continue
         z, m = _matrix_tree_same_length(np.stack([arrays[i] for i in idx]), single_root)
         log_z[idx] = z
         for j, i in enumerate(idx):
@@ -158,51 +160,58 @@ def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
 
 
 def _matrix_tree_same_length(S: np.ndarray, single_root: bool):
+    """log Z and marginals of B sentences of one length, S (B, n+1, n+1).
+
+    Written to touch each (B, n, n) array as few times as it can: at small n
+    the elementwise passes, not the LU, are most of the cost.
+    """
     B, N, _ = S.shape
     n = N - 1
-    S = S.copy()
-    S[:, :, 0] = -np.inf
-    words = np.arange(1, N)
-    S[:, words, words] = -np.inf
-    shift = S.max(axis=1)                               # (B, N): per dependent column
+    words = np.arange(n)
+    logW = S[:, :, 1:].copy()                           # (B, N, n): every head -> words 1..n
+    logW[:, 1 + words, words] = -np.inf                 # no word heads itself
+    shift = logW.max(axis=1)                            # (B, n): per dependent column
     shift[~np.isfinite(shift)] = 0.0
-    logW = S - shift[:, None, :]
-    A = np.exp(logW[:, 1:, 1:])                         # word -> word, <= 1
-    L = -A
+    logW -= shift[:, None, :]
+    root_log = logW[:, 0, :].copy()
+    W = np.exp(logW, out=logW)                          # <= 1
+    A = W[:, 1:, :]                                     # word -> word
+    L = np.negative(A)
     diag = A.sum(axis=1)
     if single_root:
-        root_log = logW[:, 0, 1:]
         row_shift = root_log.max(axis=1)
         row_shift[~np.isfinite(row_shift)] = 0.0
         root = np.exp(root_log - row_shift[:, None])    # max entry 1
-        L[:, np.arange(n), np.arange(n)] = diag
+        L[:, words, words] = diag
         L[:, 0, :] = root                               # Koo et al. (2007)
     else:
-        root = np.exp(logW[:, 0, 1:])
+        root = W[:, 0, :]
         row_shift = np.zeros(B)
-        L[:, np.arange(n), np.arange(n)] = diag + root
+        L[:, words, words] = diag + root
     sign, logdet = np.linalg.slogdet(L)
     ok = sign > 0
-    log_z = np.where(ok, logdet + shift[:, 1:].sum(axis=1) + row_shift, -np.inf)
+    log_z = np.where(ok, logdet + shift.sum(axis=1) + row_shift, -np.inf)
     marg = np.zeros_like(S)
     if ok.any():
-        inv = np.zeros_like(L)
-        inv[ok] = np.linalg.inv(L[ok])
-        # d logdet / d L[i, j] = inv[j, i]
-        diag_inv = inv[:, np.arange(n), np.arange(n)]   # inv[d, d]
-        invT = np.swapaxes(inv, 1, 2)                   # invT[h, d] = inv[d, h]
-        if single_root:
-            not_first = np.ones(n)
-            not_first[0] = 0.0
-            word = A * (diag_inv[:, None, :] * not_first[None, None, :]
-                        - invT * not_first[None, :, None])
-            rootm = root * inv[:, :, 0]
+        if ok.all():
+            inv = np.linalg.inv(L)
         else:
-            word = A * (diag_inv[:, None, :] - invT)
-            rootm = root * diag_inv
-        marg[:, 0, 1:] = rootm
-        marg[:, 1:, 1:] = word
-        marg[:, words, words] = 0.0
+            inv = np.zeros_like(L)
+            inv[ok] = np.linalg.inv(L[ok])
+        # d logdet / d L[i, j] = inv[j, i]; the arc h -> d (words) enters
+        # L[d, d] with +A and L[h, d] with -A, except that with one root
+        # row 0 of L holds the root weights instead
+        diag_inv = inv[:, words, words]                 # inv[d, d]
+        word = marg[:, 1:, 1:]
+        np.copyto(word, np.swapaxes(inv, 1, 2))         # inv[d, h] at [h, d]
+        if single_root:
+            marg[:, 0, 1:] = root * inv[:, :, 0]
+            word[:, 0, :] = 0.0                         # L[0, d] is a root weight
+            diag_inv[:, 0] = 0.0                        # so is L[0, 0]
+        else:
+            marg[:, 0, 1:] = root * diag_inv
+        np.subtract(diag_inv[:, None, :], word, out=word)
+        word *= A
         marg[~ok] = 0.0
     no_tree = _check_precision(S, marg, ok, single_root)
     log_z[no_tree] = -np.inf
