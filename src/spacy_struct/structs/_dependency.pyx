@@ -11,6 +11,8 @@ from libc.math cimport INFINITY, exp, log
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
+from ._chart cimport ix, largest
+
 cdef double NEG_INF = -INFINITY
 
 
@@ -265,10 +267,6 @@ def cle_batch(const double[::1] flat, const int64_t[::1] offsets,
 # may not take a left part, so exactly one word hangs from the root.
 # --------------------------------------------------------------------------
 
-cdef inline int64_t ix(int64_t s, int64_t t, int64_t d, int64_t N) noexcept nogil:
-    return (s * N + t) * 2 + d
-
-
 cdef int eisner_argmax_one(const double* sc, int64_t N, bint single_root,
                            double* C, double* I, int64_t* bC, int64_t* bI,
                            int64_t* stack, int64_t* heads) noexcept nogil:
@@ -381,15 +379,6 @@ cdef int eisner_alloc(EisnerTables* t, int64_t N, bint argmax) noexcept nogil:
 
 cdef void eisner_free(EisnerTables* t) noexcept nogil:
     free(t.C); free(t.I); free(t.gC); free(t.gI); free(t.bC); free(t.bI); free(t.stack)
-
-
-cdef int64_t largest(const int64_t[::1] sizes) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef int64_t best = 1
-    for i in range(sizes.shape[0]):
-        if sizes[i] > best:
-            best = sizes[i]
-    return best
 
 
 def eisner_batch(const double[::1] flat, const int64_t[::1] offsets,

@@ -31,11 +31,9 @@ from libc.math cimport INFINITY, exp, fabs, log
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
+from ._chart cimport ix, largest
+
 cdef double NEG_INF = -INFINITY
-
-
-cdef inline int64_t ix(int64_t s, int64_t t, int64_t d, int64_t N) noexcept nogil:
-    return (s * N + t) * 2 + d
 
 
 cdef inline int64_t part(int64_t h, int64_t s, int64_t m, int64_t N) noexcept nogil:
@@ -84,15 +82,6 @@ cdef int chart_alloc(Chart* c, int64_t N, bint argmax) noexcept nogil:
 cdef void chart_free(Chart* c) noexcept nogil:
     free(c.C); free(c.I); free(c.S); free(c.terms); free(c.gC); free(c.gI); free(c.gS)
     free(c.bC); free(c.bI); free(c.bS); free(c.stack)
-
-
-cdef int64_t largest(const int64_t[::1] sizes) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef int64_t best = 1
-    for i in range(sizes.shape[0]):
-        if sizes[i] > best:
-            best = sizes[i]
-    return best
 
 
 # --------------------------------------------------------------------------

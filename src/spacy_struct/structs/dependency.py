@@ -370,6 +370,15 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
     batch (then `gold_heads` is a list of the same length).
     """
     arrays, single = _check_arc_scores(scores)
+    return hamming_augmented(arrays, single, gold_heads, cost,
+                             lambda a, heads: (heads[1:], np.arange(1, a.shape[0])))
+
+
+def hamming_augmented(arrays: List[np.ndarray], single: bool, gold_heads, cost: float, gold_entries):
+    """Each checked score array plus `cost`, less `cost` again on the
+    entries of its gold tree's arcs (`gold_entries(array, heads)` gives
+    their index): what `add_hamming_cost` returns, for any layout of the
+    scores that puts each arc's entries under one index."""
     golds = per_item(gold_heads, "gold_heads", len(arrays), single)
     if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not np.isfinite(cost):
         raise ValueError(f"cost must be a finite number, got {cost!r}")
@@ -377,13 +386,26 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
     for i, (a, g) in enumerate(zip(arrays, golds)):
         g = check_heads(g, a.shape[0] - 1, name=f"gold_heads{where(i, single)}")
         aug = a + cost
-        d = np.arange(1, a.shape[0])
-        aug[g[1:], d] -= cost
+        aug[gold_entries(a, g)] -= cost
         out.append(aug)
     return unbatch(out, single)
 
 
 UNKNOWN_HEAD = -2
+
+
+def column_softmax(cols: np.ndarray) -> Tuple[float, np.ndarray]:
+    """The local relaxation of a tree: each column (a word's candidate
+    heads) normalized on its own. RETURNS (log Z, the probabilities); a
+    column with no finite candidate means no structure: (-inf, zeros)."""
+    if not cols.size:
+        return 0.0, np.zeros_like(cols)
+    top = cols.max(axis=0, keepdims=True)
+    if not np.isfinite(top).all():
+        return -np.inf, np.zeros_like(cols)
+    E = np.exp(cols - top)
+    sums = E.sum(axis=0, keepdims=True)
+    return float((np.log(sums) + top).sum()), E / sums
 
 
 class DependencyTrees(Structure):
@@ -462,14 +484,7 @@ class DependencyTrees(Structure):
             np.fill_diagonal(X, -np.inf)
             X[:, 0] = -np.inf
             P = np.zeros_like(X)
-            log_z = 0.0
-            if X.shape[0] > 1:
-                cols = X[:, 1:]
-                top = cols.max(axis=0, keepdims=True)
-                E = np.exp(cols - top)
-                sums = E.sum(axis=0, keepdims=True)
-                P[:, 1:] = E / sums
-                log_z = float((np.log(sums) + top).sum())
+            log_z, P[:, 1:] = column_softmax(X[:, 1:])
             results.append((log_z, P))
         return results
 

@@ -49,7 +49,15 @@ from .arrays import (
     where,
 )
 from .base import Structure
-from .dependency import UNKNOWN_HEAD, check_heads, chu_liu_edmonds, crossing_arcs, lift_to_projective
+from .dependency import (
+    UNKNOWN_HEAD,
+    check_heads,
+    chu_liu_edmonds,
+    column_softmax,
+    crossing_arcs,
+    hamming_augmented,
+    lift_to_projective,
+)
 
 
 def _check_part_scores(scores, name: str = "scores") -> Tuple[List[np.ndarray], bool]:
@@ -206,17 +214,8 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
     tree, so an argmax of the result is the cost-augmented argmax under the
     number of words with a wrong head."""
     arrays, single = _check_part_scores(scores)
-    golds = per_item(gold_heads, "gold_heads", len(arrays), single)
-    if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not np.isfinite(cost):
-        raise ValueError(f"cost must be a finite number, got {cost!r}")
-    out = []
-    for i, (a, g) in enumerate(zip(arrays, golds)):
-        g = check_heads(g, a.shape[0] - 1, name=f"gold_heads{where(i, single)}")
-        aug = a + cost
-        m = np.arange(1, a.shape[0])
-        aug[g[1:], :, m] -= cost
-        out.append(aug)
-    return unbatch(out, single)
+    return hamming_augmented(arrays, single, gold_heads, cost,
+                             lambda a, heads: (heads[1:], slice(None), np.arange(1, a.shape[0])))
 
 
 class SiblingTrees(Structure):
@@ -271,19 +270,11 @@ class SiblingTrees(Structure):
         softmax over the parts that end in it."""
         results = []
         for S in scores:
-            X = np.where(part_mask(S.shape[0]), S, -np.inf)
+            N = S.shape[0]
+            X = np.where(part_mask(N), S, -np.inf)
             P = np.zeros_like(X)
-            log_z = 0.0
-            if X.shape[0] > 1:
-                cols = X[:, :, 1:].reshape(-1, X.shape[0] - 1)
-                top = cols.max(axis=0, keepdims=True)
-                if not np.isfinite(top).all():  # a word with no legal head: no structure
-                    results.append((-np.inf, P))
-                    continue
-                E = np.exp(cols - top)
-                sums = E.sum(axis=0, keepdims=True)
-                P[:, :, 1:] = (E / sums).reshape(X.shape[0], X.shape[0], -1)
-                log_z = float((np.log(sums) + top).sum())
+            log_z, probs = column_softmax(X[:, :, 1:].reshape(N * N, N - 1))
+            P[:, :, 1:] = probs.reshape(N, N, N - 1)
             results.append((log_z, P))
         return results
 

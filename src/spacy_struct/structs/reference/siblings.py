@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import NoLegalStructureError
+from .dependency import _logsumexp
 
 
 def _tables(parts: np.ndarray, single_root: bool, combine):
@@ -83,13 +84,6 @@ def sibling_eisner(parts: np.ndarray, single_root: bool = True) -> np.ndarray:
             r = bC[a, b, d]
             stack += [("C", a, r, 0), ("I", r, b, 0)] if d == 0 else [("I", a, r, 1), ("C", r, b, 1)]
     return heads
-
-
-def _logsumexp(x: np.ndarray) -> float:
-    m = np.max(x)
-    if not np.isfinite(m):
-        return float(m)
-    return float(m + np.log(np.exp(x - m).sum()))
 
 
 def sibling_log_partition(parts: np.ndarray, single_root: bool = True) -> float:
