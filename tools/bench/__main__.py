@@ -211,7 +211,7 @@ def main(argv=None) -> int:
         rows = matrix_tree.run(args.supar_python, args.sizes, args.batch)
         text = (matrix_tree.format_table(rows, args.batch)
                 + f"\n\nRandom arc scores (normal, sd 2), single root, batches of {args.batch} sentences of "
-                f"one length, log Z and every marginal; best of 3 timings of at least 0.3 s each, the two "
+                f"one length, log Z and every marginal; best of 5 timings of at least 0.5 s each, the two "
                 f"implementations taking turns in one run, one thread each (SuPar: torch.set_num_threads(1), "
                 f"OMP_NUM_THREADS=1). {machine_line()}\n")
         print(text)

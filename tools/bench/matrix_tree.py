@@ -68,7 +68,7 @@ def _ours(arrays: List[np.ndarray], repeats: int, min_time: float):
 
 
 def run(supar_python: Path, sizes: Sequence[int] = (10, 20, 40, 80), batch: int = 64,
-        repeats: int = 3, min_time: float = 0.3, seed: int = 0) -> List[dict]:
+        repeats: int = 5, min_time: float = 0.5, seed: int = 0) -> List[dict]:
     """One row per sentence length: sentences per second of both, and
     whether their log Z and marginals agree."""
     rows = []
