@@ -11,6 +11,8 @@ from libc.math cimport INFINITY, exp, log
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
+from ._chart cimport largest
+
 
 cdef inline double _logaddexp(double a, double b) noexcept nogil:
     if a == -INFINITY:
@@ -20,15 +22,6 @@ cdef inline double _logaddexp(double a, double b) noexcept nogil:
     if a > b:
         return a + log(1.0 + exp(b - a))
     return b + log(1.0 + exp(a - b))
-
-
-cdef Py_ssize_t _longest(const int64_t[::1] lengths):
-    """The largest m of the batch (0 for none): the DP arrays' size - 1."""
-    cdef Py_ssize_t b, longest = 0
-    for b in range(lengths.shape[0]):
-        if lengths[b] > longest:
-            longest = lengths[b]
-    return longest
 
 
 cdef inline Py_ssize_t _first_start(Py_ssize_t j, Py_ssize_t max_len) noexcept nogil:
@@ -55,7 +48,7 @@ def partition_argmax_batch(
     then no cut is written).
     """
     cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo, at, n_cuts, cut0 = 0
-    cdef Py_ssize_t longest = _longest(lengths)
+    cdef Py_ssize_t longest = largest(lengths)  # the DP arrays' size - 1
     cdef double v, w
     cdef const double* S
     cdef double* best = <double*>malloc((longest + 1) * sizeof(double))
@@ -119,7 +112,7 @@ def partition_marginals_batch(
     partition gets log Z = -inf and all-zero marginals.
     """
     cdef Py_ssize_t B = lengths.shape[0], b, m, N, i, j, lo
-    cdef Py_ssize_t longest = _longest(lengths)
+    cdef Py_ssize_t longest = largest(lengths)  # the DP arrays' size - 1
     cdef double w, log_z
     cdef const double* S
     cdef double* M
