@@ -25,11 +25,28 @@ import platform
 import sys
 from pathlib import Path
 
-import numpy as np
+# The thread variables every BLAS and OpenMP library we load reads once, when
+# it is loaded: numpy's OpenBLAS, thinc's blis, torch in the peers' venvs.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def pin_threads(n: int) -> None:
+    """Run every measurement with `n` threads: the systems compared take
+    turns in one process, and a library left to pick its own thread count
+    picks differently for each, so the ratio would measure the threading.
+    Must run before numpy is imported (the libraries read the variables
+    once); peers run in subprocesses inherit them."""
+    if "numpy" in sys.modules:
+        raise RuntimeError("pin_threads must run before numpy is imported")
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(n)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of every measurement (not of `train`), set through "
+                             + ", ".join(THREAD_VARIABLES) + "; default 1")
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("structs", help="structure decoders vs their numpy references")
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])
@@ -39,7 +56,7 @@ def main(argv=None) -> int:
     p.add_argument("--skip", default="", help="leave out the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
     p.add_argument("--section", default="", help="the marked block of --output to replace")
-    p = sub.add_parser("matrix-tree", help="Matrix-Tree marginals: ours against SuPar's MatrixTree, one thread")
+    p = sub.add_parser("matrix-tree", help="Matrix-Tree marginals: ours against SuPar's MatrixTree, same threads")
     p.add_argument("--supar-python", type=Path, default=Path(".venvs/supar/bin/python"))
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])
     p.add_argument("--batch", type=int, default=64, help="sentences per batched call")
@@ -107,6 +124,11 @@ def main(argv=None) -> int:
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
     args, extra = parser.parse_known_args(argv)
+    if args.threads < 1:
+        parser.error(f"--threads must be at least 1, not {args.threads}")
+    if args.what != "train":
+        pin_threads(args.threads)
+    import numpy as np
     if args.what == "assemble":
         from .systems import assemble
 
@@ -154,7 +176,7 @@ def main(argv=None) -> int:
                         if args.setting else "")
                      + f"Budget: {args.sweeps} sweeps per model "
                      f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
-                     f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, single-threaded"
+                     f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, {threads_phrase()}"
                      + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only "
                         "to pick the best checkpoint). " if args.supervised else ". "))
         text = f"{title}\n\n" + morph.format_table(rows, cue) + about + f"{machine_line()}\n"
@@ -190,10 +212,10 @@ def main(argv=None) -> int:
         condition = ("raw text: each system's own tokenizer (and sentences), scored through "
                      "spaCy's alignment to the gold tokens" if getattr(args, "raw", False)
                      else "gold tokenization and sentences")
-        speed = (f"Speed: best of {args.repeats} passes, tok2vec included"
+        speed = (f"Speed: best of {args.repeats} passes, tok2vec included, {threads_phrase()}"
                  if args.what != "joint" else
-                 f"Speed: prediction alone, single-threaded, ours the best of {args.repeats} passes "
-                 f"of nlp.pipe, SuPar's as its predict logs it (torch threads 1)")
+                 f"Speed: prediction alone, {threads_phrase()}, ours the best of {args.repeats} passes "
+                 f"of nlp.pipe, SuPar's as its predict logs it (torch with the same threads)")
         machine = (f"Data: {args.dev}, {n_sents} docs, {n_words} gold words; {condition}. "
                    f"{speed}. "
                    f"Budget: the training column. {machine_line()}")
@@ -206,14 +228,12 @@ def main(argv=None) -> int:
     if args.what == "matrix-tree":
         from . import matrix_tree
 
-        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-            print("note: run with OPENBLAS_NUM_THREADS=1 for a one-thread comparison", file=sys.stderr)
         rows = matrix_tree.run(args.supar_python, args.sizes, args.batch)
         text = (matrix_tree.format_table(rows, args.batch)
                 + f"\n\nRandom arc scores (normal, sd 2), single root, batches of {args.batch} sentences of "
                 f"one length, log Z and every marginal; best of 5 timings of at least 0.5 s each, the two "
-                f"implementations taking turns in one run, one thread each (SuPar: torch.set_num_threads(1), "
-                f"OMP_NUM_THREADS=1). {machine_line()}\n")
+                f"implementations taking turns in one run, {threads_phrase()} (SuPar: torch.set_num_threads "
+                f"from OMP_NUM_THREADS). {machine_line()}\n")
         print(text)
         if args.output:
             write_results(args.output, args.section, text)
@@ -232,9 +252,15 @@ def main(argv=None) -> int:
     return 0 if all(r["agree"] for r in rows) else 1
 
 
+def threads_phrase() -> str:
+    """How many threads the measurements ran with, for the text under a table."""
+    n = os.environ.get("OMP_NUM_THREADS", "")
+    return "single-threaded" if n == "1" else (f"{n} threads" if n else "threads left to the libraries")
+
+
 def machine_line() -> str:
     """Where and when a figure was measured, for the line under its table."""
-    threads = ", ".join(f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    threads = ", ".join(f"{k}={os.environ[k]}" for k in THREAD_VARIABLES
                         if k in os.environ) or "thread variables unset"
     try:
         from importlib.metadata import version

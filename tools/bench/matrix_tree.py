@@ -3,7 +3,7 @@
 The same random arc scores go to `spacy_struct.structs.matrix_tree_marginals`
 (numpy/LAPACK, one stacked call per sentence length) in this process and to
 SuPar's `MatrixTree` (torch: slogdet, marginals by autograd) in SuPar's
-virtual environment, both single-threaded, taking turns in one run. Both
+virtual environment, both with the bench's threads (one by default), taking turns in one run. Both
 compute log Z and every arc marginal of single-root non-projective trees,
 and the table says whether they agree.
 """
@@ -22,10 +22,10 @@ from spacy_struct.structs import dependency
 
 # Runs inside SuPar's environment: times MatrixTree on the saved scores.
 SUPAR_SCRIPT = r"""
-import json, sys, time
+import json, os, sys, time
 import numpy as np, torch
 from supar.structs import MatrixTree
-torch.set_num_threads(1)
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 path, repeats, min_time = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 S = np.load(path)                         # (B, N, N) scores[h, d]
 B, N, _ = S.shape
