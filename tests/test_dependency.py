@@ -339,3 +339,30 @@ def test_tree_score_and_cost_check_their_arguments():
         D.tree_score(np.zeros((3, 3)), np.array([-1, 0, -1]))
     with pytest.raises(ValueError, match="finite number"):
         D.add_hamming_cost(np.zeros((3, 3)), np.array([-1, 0, 1]), cost=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 33])
+def test_one_elimination_gives_numpys_inverse_and_log_determinant(n):
+    from spacy_struct.structs._matrix_tree import invert_with_logdet
+
+    rng = np.random.default_rng(n)
+    L = rng.normal(0, 1, (6, n, n)) + 2 * np.eye(n)
+    L[1] = -L[1]                                    # a negative determinant for odd n
+    if n > 1:
+        L[2, 0, 0] = 0.0                            # needs a row swap to start
+        L[3, :, 0] = 0.0                            # singular
+    A = L.copy()
+    sign, logdet = np.empty(6), np.empty(6)
+    invert_with_logdet(A, sign, logdet)
+    want_sign, want_logdet = np.linalg.slogdet(L)
+    np.testing.assert_array_equal(sign, want_sign)
+    ok = want_sign != 0
+    np.testing.assert_allclose(logdet[ok], want_logdet[ok], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(A[ok], np.linalg.inv(L[ok]), rtol=1e-8, atol=1e-10)
+
+
+def test_the_elimination_refuses_a_batch_that_is_not_square():
+    from spacy_struct.structs._matrix_tree import invert_with_logdet
+
+    with pytest.raises(ValueError, match="square"):
+        invert_with_logdet(np.zeros((2, 3, 4)), np.empty(2), np.empty(2))

@@ -354,6 +354,26 @@ def test_whitespace_tokens_hang_from_a_word_with_the_dep_label(trained):
     assert sum(t.head.i == t.i for t in nlp(doc)) == 1
 
 
+def test_the_docs_get_exactly_the_predicted_heads_and_labels(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    docs = [nlp.make_doc(t) for t in ("The dog saw a cat. The old farmer sold the car in the park.",
+                                      "A bird  arrived today.", "")]
+    for doc in docs:
+        for i, token in enumerate(doc):
+            token.is_sent_start = i == 0 or doc[i - 1].text == "."
+    batch, heads, labels = parser.predict(docs)
+    parser.set_annotations(docs, (batch, heads, labels))
+    assert len(batch.sents) == 3
+    for (doc_i, start, end), h, lab in zip(batch.sents, heads, labels):
+        for j, token in enumerate(docs[doc_i][start:end], start=1):
+            if h[j] == 0:
+                assert token.head.i == token.i and token.dep_ == "ROOT"
+            else:
+                assert token.head.i == start + h[j] - 1
+                assert token.dep_ == ("dep" if token.is_space else parser.labels[lab[j - 1]])
+
+
 def test_settings_given_at_load_time_are_used_and_labels_come_from_disk(trained, tmp_path, dev_sentences):
     nlp, _ = trained
     nlp.to_disk(tmp_path / "pipe")

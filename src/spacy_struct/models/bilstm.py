@@ -93,8 +93,13 @@ def _per_direction(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.stack([A[0] @ B[0], A[1] @ B[1]])
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+def _sigmoid_inplace(x: np.ndarray) -> None:
+    """x = sigmoid(x) = (1 + tanh(x / 2)) / 2, in place (a view of the
+    gates: no temporaries in the time loop)."""
+    x *= 0.5
+    np.tanh(x, out=x)
+    x *= 0.5
+    x += 0.5
 
 
 def _forward(model: Model, Xs: List[Floats2d], is_train: bool):
@@ -132,8 +137,11 @@ def _layer_forward(
     hidden = U.shape[1]
     n_words = X.shape[0]
     X, bp_dropout = apply_dropout(X, rate, is_train)
-    # input projection for all words and both directions at once
-    XW = np.stack([X @ W[0], X @ W[1]]) + b[:, None, :]  # (2, N, 4H)
+    # input projection for all words and both directions in one product:
+    # XW[w, d] is word w's input to direction d's gates
+    W_both = W.transpose(1, 0, 2).reshape(W.shape[1], 8 * hidden)
+    XW = (X @ W_both).reshape(n_words, 2, 4 * hidden)
+    XW += b
     n_steps = len(running)
     Y = np.empty((n_words, 2 * hidden), dtype=np.float32)
     steps = []  # (rows, gates, cell) per time step, for the backward pass
@@ -142,15 +150,20 @@ def _layer_forward(
     for t in range(n_steps):
         k = running[t]  # docs still running: a prefix, as they are sorted
         fwd, bwd = rows[0, t, :k], rows[1, t, :k]
-        a = np.stack([XW[0][fwd], XW[1][bwd]]) + _per_direction(h[:, :k], U)
-        a[..., :3 * hidden] = _sigmoid(a[..., :3 * hidden])
-        a[..., 3 * hidden:] = np.tanh(a[..., 3 * hidden:])
+        a = np.empty((2, k, 4 * hidden), dtype=np.float32)
+        np.matmul(h[0, :k], U[0], out=a[0])
+        np.matmul(h[1, :k], U[1], out=a[1])
+        a[0] += XW[fwd, 0]
+        a[1] += XW[bwd, 1]
+        _sigmoid_inplace(a[..., :3 * hidden])
+        np.tanh(a[..., 3 * hidden:], out=a[..., 3 * hidden:])
         i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
         c = f * c[:, :k] + i * g
         h = o * np.tanh(c)
         Y[fwd, :hidden] = h[0]
         Y[bwd, hidden:] = h[1]
-        steps.append((fwd, bwd, a, c, h))
+        if is_train:
+            steps.append((fwd, bwd, a, c, h))
 
     def backprop(dY: np.ndarray) -> np.ndarray:
         dXW = np.empty((2, n_words, 4 * hidden), dtype=np.float32)

@@ -202,21 +202,21 @@ class MSTParser(StructuredComponent):
         batch, heads, labels = predictions
         docs = list(docs)
         arrays = [np.zeros((len(doc), 2), dtype=np.uint64) for doc in docs]
+        is_space = [doc.to_array(IS_SPACE).astype(bool) for doc in docs]
         strings = self.vocab.strings
-        label_ids = [strings.add(label) for label in self.labels]
-        root_id = strings.add(ROOT_LABEL)
-        space_id = strings.add(SPACE_LABEL)
+        label_ids = np.array([strings.add(label) for label in self.labels] or [0], dtype=np.uint64)
+        root_id = np.uint64(strings.add(ROOT_LABEL))
+        space_id = np.uint64(strings.add(SPACE_LABEL))
         for (doc_i, start, end), h, lab in zip(batch.sents, heads, labels):
-            arr = arrays[doc_i]
-            doc = docs[doc_i]
-            for j in range(1, end - start + 1):
-                token = start + j - 1
-                if h[j] == 0:
-                    arr[token, 0] = 0
-                    arr[token, 1] = root_id
-                else:
-                    arr[token, 0] = np.int64(start + h[j] - 1 - token).astype(np.uint64)
-                    arr[token, 1] = space_id if doc[token].is_space else label_ids[lab[j - 1]]
+            tokens = np.arange(start, end)
+            h = np.asarray(h[1:], dtype=np.int64)
+            root = h == 0
+            # HEAD is the offset to the head; uint64 holds a negative one as
+            # its two's complement, as spaCy's own arrays do
+            offsets = np.where(root, 0, start + h - 1 - tokens).astype(np.uint64)
+            deps = np.where(is_space[doc_i][start:end], space_id, label_ids[np.asarray(lab, dtype=np.int64)])
+            arrays[doc_i][start:end, 0] = offsets
+            arrays[doc_i][start:end, 1] = np.where(root, root_id, deps)
         for doc, arr in zip(docs, arrays):
             if len(doc):
                 doc.from_array([HEAD, DEP], arr)

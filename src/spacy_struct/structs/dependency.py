@@ -42,6 +42,7 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from . import _dependency
+from . import _matrix_tree as _matrix_tree_kernel
 from .base import Structure
 from .arrays import (
     NoLegalStructureError,
@@ -133,7 +134,8 @@ def eisner_marginals(scores, single_root: bool = True):
 
 
 def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
-    """log Z and marginals for a batch: one stacked LU call per sentence length.
+    """log Z and marginals for a batch, each sentence by the Cython kernel
+    (`_matrix_tree.matrix_tree_batch`): no padding, no grouping by length.
 
     Stability: each column (the incoming arcs of one word, root arc included)
     is shifted by its maximum before exponentiation. Every tree has exactly
@@ -141,117 +143,45 @@ def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
     marginals do not move, and no exp() overflows. In the single-root matrix
     the root weights form a row of their own, which is rescaled by its own
     maximum (in log space), so weak root arcs cannot underflow to zero.
-    Sentences are grouped by length, so nothing is padded.
+    A determinant that came out non-positive, or marginals that no longer
+    sum to one per word, are told apart (no tree at all, or lost precision)
+    by `_has_no_tree`.
     """
-    log_z = np.zeros(len(arrays))
-    marginals: List[np.ndarray] = [None] * len(arrays)  # type: ignore[list-item]
-    sizes = np.array([a.shape[0] - 1 for a in arrays], dtype=np.int64)
-    for n in np.unique(sizes):
-        idx = np.flatnonzero(sizes == n)
-        if n == 0:
-            for i in idx:
-                marginals[i] = np.zeros((1, 1))
-            continue
-        z, m = _matrix_tree_same_length(np.stack([arrays[i] for i in idx]), single_root)
-        log_z[idx] = z
-        for j, i in enumerate(idx):
-            marginals[i] = m[j]
+    flat, offsets = pack(arrays)
+    sizes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    log_z = np.zeros(len(arrays), dtype=np.float64)
+    flat_marg = np.zeros(flat.shape[0], dtype=np.float64)
+    worst = np.zeros(len(arrays), dtype=np.float64)
+    _matrix_tree_kernel.matrix_tree_batch(flat, offsets, sizes, bool(single_root), log_z, flat_marg, worst)
+    marginals = unpack(flat_marg, offsets, [a.shape for a in arrays])
+    suspect = (sizes > 1) & ((log_z == -np.inf) | (worst > 1e-6))
+    for i in np.flatnonzero(suspect):
+        if _has_no_tree(arrays[i], single_root):
+            log_z[i] = -np.inf
+            marginals[i][...] = 0.0
+    np.clip(flat_marg, 0.0, 1.0, out=flat_marg)
     return log_z, marginals
 
 
-def _matrix_tree_same_length(S: np.ndarray, single_root: bool):
-    """log Z and marginals of B sentences of one length, S (B, n+1, n+1).
-
-    Written to touch each (B, n, n) array as few times as it can: at small n
-    the elementwise passes, not the LU, are most of the cost.
+def _has_no_tree(S: np.ndarray, single_root: bool) -> bool:
+    """Tell apart the two reasons a sentence's Matrix-Tree result is suspect
+    (a determinant that came out non-positive, or head marginals that do
+    not sum to one per word): True if the sentence has no tree with a finite
+    score (its Laplacian is singular, and rounding can give the determinant
+    either sign: log Z is -inf), else raise, because a finite tree exists
+    and the determinant lost its precision (LU on a Laplacian whose root
+    weights are many orders of magnitude below its word weights cancels
+    catastrophically), which would be silently wrong.
     """
-    B, N, _ = S.shape
-    n = N - 1
-    words = np.arange(n)
-    logW = S[:, :, 1:].copy()                           # (B, N, n): every head -> words 1..n
-    logW[:, 1 + words, words] = -np.inf                 # no word heads itself
-    shift = logW.max(axis=1)                            # (B, n): per dependent column
-    shift[~np.isfinite(shift)] = 0.0
-    logW -= shift[:, None, :]
-    root_log = logW[:, 0, :].copy()
-    W = np.exp(logW, out=logW)                          # <= 1
-    A = W[:, 1:, :]                                     # word -> word
-    L = np.negative(A)
-    diag = A.sum(axis=1)
-    if single_root:
-        row_shift = root_log.max(axis=1)
-        row_shift[~np.isfinite(row_shift)] = 0.0
-        root = np.exp(root_log - row_shift[:, None])    # max entry 1
-        L[:, words, words] = diag
-        L[:, 0, :] = root                               # Koo et al. (2007)
-    else:
-        root = W[:, 0, :]
-        row_shift = np.zeros(B)
-        L[:, words, words] = diag + root
-    sign, logdet = np.linalg.slogdet(L)
-    ok = sign > 0
-    log_z = np.where(ok, logdet + shift.sum(axis=1) + row_shift, -np.inf)
-    marg = np.zeros_like(S)
-    if ok.any():
-        if ok.all():
-            inv = np.linalg.inv(L)
-        else:
-            inv = np.zeros_like(L)
-            inv[ok] = np.linalg.inv(L[ok])
-        # d logdet / d L[i, j] = inv[j, i]; the arc h -> d (words) enters
-        # L[d, d] with +A and L[h, d] with -A, except that with one root
-        # row 0 of L holds the root weights instead
-        diag_inv = inv[:, words, words]                 # inv[d, d]
-        word = marg[:, 1:, 1:]
-        np.copyto(word, np.swapaxes(inv, 1, 2))         # inv[d, h] at [h, d]
-        if single_root:
-            marg[:, 0, 1:] = root * inv[:, :, 0]
-            word[:, 0, :] = 0.0                         # L[0, d] is a root weight
-            diag_inv[:, 0] = 0.0                        # so is L[0, 0]
-        else:
-            marg[:, 0, 1:] = root * diag_inv
-        np.subtract(diag_inv[:, None, :], word, out=word)
-        word *= A
-        marg[~ok] = 0.0
-    no_tree = _check_precision(S, marg, ok, single_root)
-    log_z[no_tree] = -np.inf
-    marg[no_tree] = 0.0
-    np.clip(marg, 0.0, 1.0, out=marg)
-    return log_z, marg
-
-
-def _check_precision(S: np.ndarray, marg: np.ndarray, ok: np.ndarray, single_root: bool) -> np.ndarray:
-    """Refuse to return marginals that the determinant no longer supports.
-
-    LU on a Laplacian whose root weights are many orders of magnitude below
-    its word weights cancels catastrophically (the matrix is then almost
-    singular). A tree's head marginals must sum to one per word; where they
-    do not, or where the determinant came out non-positive, the sentence
-    either has no tree with a finite score (a singular Laplacian, whose
-    determinant rounding can give either sign: log Z is -inf) or lost its
-    precision (a finite tree exists), which would be silently wrong, so
-    raise.
-
-    RETURNS: the mask of sentences with no finite tree.
-    """
-    sums = marg[:, :, 1:].sum(axis=1)
-    suspect = ~ok | (np.abs(sums - 1.0) > 1e-6).any(axis=1)
-    no_tree = np.zeros_like(ok)
-    bad = np.zeros_like(ok)
-    for b in np.flatnonzero(suspect):
-        try:
-            chu_liu_edmonds(S[b], single_root=single_root)
-        except NoLegalStructureError:
-            no_tree[b] = True   # log Z = -inf is the right answer
-            continue
-        bad[b] = True
-    if bad.any():
-        raise FloatingPointError(
-            "the Matrix-Tree determinant lost its precision: the root arcs are "
-            "too many orders of magnitude weaker than the word arcs"
-            + ("" if single_root else "; single_root=True or eisner_marginals stay accurate here")
-        )
-    return no_tree
+    try:
+        chu_liu_edmonds(S, single_root=single_root)
+    except NoLegalStructureError:
+        return True
+    raise FloatingPointError(
+        "the Matrix-Tree determinant lost its precision: the root arcs are "
+        "too many orders of magnitude weaker than the word arcs"
+        + ("" if single_root else "; single_root=True or eisner_marginals stay accurate here")
+    )
 
 
 def matrix_tree_log_partition(scores, single_root: bool = True):
@@ -265,9 +195,10 @@ def matrix_tree_marginals(scores, single_root: bool = True):
     """(log Z, arc marginals) over non-projective trees.
 
     Single-root uses Koo, Globerson, Carreras & Collins (2007): the first row
-    of the Laplacian is replaced by the root weights. The batch is solved by
-    stacked LAPACK calls (slogdet, inv), which is both the stable and the fast
-    way to do O(n^3) linear algebra here.
+    of the Laplacian is replaced by the root weights. Each sentence is solved
+    by one Gauss-Jordan elimination of its Laplacian with partial pivoting
+    (`_matrix_tree.pyx`), which gives the inverse and the log-determinant
+    together.
     """
     arrays, single = _check_arc_scores(scores)
     log_z, marginals = _matrix_tree(arrays, single_root)
