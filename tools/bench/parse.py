@@ -82,25 +82,50 @@ def evaluate(systems: Sequence[System], dev: Path, repeats: int = 3, batch_size:
                 flags = [bool(crossing_arcs(heads).any())
                          for doc in parsed for _, heads in sentence_heads(doc)]
                 system.nonproj_sents = sum(flags) / max(1, len(flags))
+                if not raw:
+                    system.arcs = [([t.head.i for t in doc], [t.dep_.lower() for t in doc]) for doc in parsed]
     for system in systems:
         system.scores["words_per_second"] = n_words / system.best_time
+    if not raw:
+        shared_head_label_accuracy(systems, examples)
     return n_words, len(examples)
+
+
+def shared_head_label_accuracy(systems: Sequence[System], examples) -> None:
+    """Each system's label accuracy on the words whose head every system got
+    right (gold words: token i is word i): the labelers compared on the same
+    words, which LAS mixes with attachment. Sets scores["shared_label_acc"]
+    and scores["shared_heads"] (how many words that is)."""
+    total = 0
+    correct = [0] * len(systems)
+    for d, eg in enumerate(examples):
+        for i, gold in enumerate(eg.reference):
+            if not all(s.arcs[d][0][i] == gold.head.i for s in systems):
+                continue
+            total += 1
+            for k, s in enumerate(systems):
+                correct[k] += s.arcs[d][1][i] == gold.dep_.lower()
+    for k, s in enumerate(systems):
+        s.scores["shared_label_acc"] = correct[k] / total if total else None
+        s.scores["shared_heads"] = total
 
 
 def format_table(systems: Sequence[System], raw: bool = False) -> str:
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}"
     base = systems[0].scores["words_per_second"]
     sents = "sents P | R | F | " if raw else ""
+    shared = "" if raw else "labels right where every system has the head | "
     lines = [
-        f"| system | {sents}UAS | LAS | CoNLL UAS | CoNLL LAS | non-proj. arcs P | R | sents with non-proj. arc | words/s | speed vs first | training |",
-        "|---|" + "---|" * (13 if raw else 10),
+        f"| system | {sents}UAS | LAS | {shared}CoNLL UAS | CoNLL LAS | non-proj. arcs P | R | sents with non-proj. arc | words/s | speed vs first | training |",
+        "|---|" + "---|" * (13 if raw else 11),
     ]
     for s in systems:
         sc = s.scores
         found = (f"{pct(sc['sents_p'])} | {pct(sc['sents_r'])} | {pct(sc['sents_f'])} | "
                  if raw else "")
+        label_acc = "" if raw else f"{pct(sc.get('shared_label_acc'))} | "
         lines.append(
-            f"| {s.label} | {found}{pct(sc['dep_uas'])} | {pct(sc['dep_las'])} | {pct(sc['dep_conll_uas'])} "
+            f"| {s.label} | {found}{pct(sc['dep_uas'])} | {pct(sc['dep_las'])} | {label_acc}{pct(sc['dep_conll_uas'])} "
             f"| {pct(sc['dep_conll_las'])} | {pct(sc['dep_nonproj_p'])} | {pct(sc['dep_nonproj_r'])} "
             f"| {pct(s.nonproj_sents)}% | {sc['words_per_second']:,.0f} "
             f"| {sc['words_per_second'] / base:.2f}x | {training_summary(s)} |"

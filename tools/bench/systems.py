@@ -41,6 +41,8 @@ class System:
     nonproj_sents: float = 0.0
     #: predicted entities per dev doc, (start, end, label) sets (joint bench)
     entities: Optional[list] = None
+    #: predicted (heads, lowercased labels) per dev doc (parse bench, gold words)
+    arcs: Optional[list] = None
 
 
 def parse_spec(spec: str) -> System:
