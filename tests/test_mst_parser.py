@@ -306,6 +306,21 @@ def test_parse_benchmark_specs_are_checked(tmp_path):
         parse_spec(f"x={tmp_path},beam=4")
 
 
+def test_parse_benchmark_summarises_seeds_by_mean_and_range(tmp_path):
+    from tools.bench.parse import seed_summary
+    from tools.bench.systems import System
+
+    def system(label, uas, las):
+        return System(label, tmp_path, scores={"dep_uas": uas, "dep_las": las})
+
+    systems = [system("o2, seed 0", 0.80, 0.70), system("o2, seed 1", 0.83, 0.74),
+               system("spaCy", 0.5, 0.4), system("o2, seed 2", 0.86, 0.72)]
+    rows = seed_summary(systems).splitlines()
+    assert rows[2] == "| o2 | 3 | 83.00 (80.0 to 86.0) | 72.00 (70.0 to 74.0) |"
+    assert len(rows) == 3                                   # spaCy has no seed: no row
+    assert seed_summary(systems[2:3]) == ""
+
+
 def test_parameter_averaging_reaches_the_scorer_and_the_labeler(sample_sentences):
     from averaging import check_parameter_averaging
 

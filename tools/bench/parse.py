@@ -130,4 +130,31 @@ def format_table(systems: Sequence[System], raw: bool = False) -> str:
             f"| {pct(s.nonproj_sents)}% | {sc['words_per_second']:,.0f} "
             f"| {sc['words_per_second'] / base:.2f}x | {training_summary(s)} |"
         )
+    summary = seed_summary(systems)
+    return "\n".join(lines) + (f"\n\n{summary}" if summary else "")
+
+
+SEED_MARK = ", seed "
+
+
+def seed_summary(systems: Sequence[System]) -> str:
+    """Systems labelled "NAME, seed K" grouped by NAME: the mean of their
+    UAS and LAS with the range over the seeds, so a margin can be read
+    against the seed noise. Empty when no system has a seed in its label."""
+    groups: dict = {}
+    for s in systems:
+        name, mark, _ = s.label.rpartition(SEED_MARK)
+        if mark:
+            groups.setdefault(name, []).append(s.scores)
+    if not groups:
+        return ""
+
+    def spread(values) -> str:
+        values = [100 * v for v in values]
+        return f"{sum(values) / len(values):.2f} ({min(values):.1f} to {max(values):.1f})"
+
+    lines = ["| system | seeds | UAS: mean (range) | LAS: mean (range) |", "|---|---|---|---|"]
+    for name, scores in groups.items():
+        lines.append(f"| {name} | {len(scores)} | {spread([sc['dep_uas'] for sc in scores])} "
+                     f"| {spread([sc['dep_las'] for sc in scores])} |")
     return "\n".join(lines)
