@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""What the chart kernels share (cimported by _dependency.pyx, _siblings.pyx and _partitions.pyx).
+"""What the chart kernels share (cimported by _dependency.pyx, _siblings.pyx, _partitions.pyx and _matrix_tree.pyx).
 
 Inline functions only, so this needs no module of its own at run time.
 """

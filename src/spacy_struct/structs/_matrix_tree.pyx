@@ -15,6 +15,8 @@ from libc.math cimport INFINITY, exp, fabs, log
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
+from ._chart cimport largest
+
 
 cdef int _invert_in_place(double* A, Py_ssize_t n, int64_t* swaps,
                           double* logabsdet) noexcept nogil:
@@ -214,10 +216,8 @@ def matrix_tree_batch(
     largest distance of a word's head marginals from summing to one.
     """
     cdef Py_ssize_t B = sizes.shape[0]
-    cdef Py_ssize_t b, N, largest_n = 1
-    for b in range(B):
-        if sizes[b] - 1 > largest_n:
-            largest_n = sizes[b] - 1
+    cdef Py_ssize_t b, N
+    cdef Py_ssize_t largest_n = max(largest(sizes) - 1, 1)     # words in the longest sentence
     cdef double* L = <double*>malloc(largest_n * largest_n * sizeof(double))
     cdef double* work = <double*>malloc(2 * largest_n * sizeof(double))
     cdef int64_t* swaps = <int64_t*>malloc(largest_n * sizeof(int64_t))
