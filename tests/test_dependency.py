@@ -358,6 +358,7 @@ def test_one_elimination_gives_numpys_inverse_and_log_determinant(n):
     np.testing.assert_array_equal(sign, want_sign)
     ok = want_sign != 0
     np.testing.assert_allclose(logdet[ok], want_logdet[ok], rtol=1e-10, atol=1e-10)
+    assert (logdet[~ok] == -np.inf).all()
     np.testing.assert_allclose(A[ok], np.linalg.inv(L[ok]), rtol=1e-8, atol=1e-10)
 
 

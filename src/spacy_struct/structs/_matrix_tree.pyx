@@ -39,6 +39,7 @@ cdef int _invert_in_place(double* A, Py_ssize_t n, int64_t* swaps,
                 best = value
                 p = i
         if best == 0.0:
+            logabsdet[0] = -INFINITY
             return 0
         swaps[k] = p
         if p != k:
@@ -168,6 +169,7 @@ cdef void _sentence(const double* S, Py_ssize_t N, bint single_root, double* L, 
     worst[0] = 0.0
     if sign <= 0:
         log_z[0] = -INFINITY
+        worst[0] = INFINITY                            # for the caller to tell why
         for i in range(N * N):
             marg[i] = 0.0
         return
@@ -213,7 +215,8 @@ def matrix_tree_batch(
     out_log_z (B) gets log Z, -inf where the determinant is not positive
     (no tree, or a precision loss that the caller tells apart);
     out_marginals (like flat) the marginals, 0 there; out_worst (B) the
-    largest distance of a word's head marginals from summing to one.
+    largest distance of a word's head marginals from summing to one, +inf
+    where the determinant is not positive.
     """
     cdef Py_ssize_t B = sizes.shape[0]
     cdef Py_ssize_t b, N

@@ -17,7 +17,7 @@ original McDonald et al. (2005) model.
 | non-projective argmax | `chu_liu_edmonds` | O(n^2), both modes |
 | projective argmax | `eisner` | O(n^3) |
 | projective log Z, arc marginals | `eisner_log_partition`, `eisner_marginals` | O(n^3) |
-| non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (LU, numpy) |
+| non-projective log Z, arc marginals | `matrix_tree_log_partition`, `matrix_tree_marginals` | O(n^3) (Gauss-Jordan) |
 | cost-augmented argmax | `add_hamming_cost` then any argmax | O(n^2) extra |
 | arcs that cross another arc | `crossing_arcs` | O(n^2) |
 | nearest projective tree (lifting) | `lift_to_projective` | O(n^2) per lift |
@@ -32,8 +32,9 @@ large constant that could swamp the scores. Still O(n^2).
 
 Every function takes one array (and returns one result) or a list/tuple of
 arrays of different sizes (and returns a list). The Cython decoders run a
-batch in one call with the GIL released; the Matrix-Tree functions are numpy
-(LAPACK), one stacked call per sentence length.
+batch in one call with the GIL released, the Matrix-Tree functions included
+(`_matrix_tree.pyx`: one Gauss-Jordan elimination per sentence gives the
+Laplacian's inverse and log-determinant).
 """
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ def _matrix_tree(arrays: List[np.ndarray], single_root: bool):
     worst = np.zeros(len(arrays), dtype=np.float64)
     _matrix_tree_kernel.matrix_tree_batch(flat, offsets, sizes, bool(single_root), log_z, flat_marg, worst)
     marginals = unpack(flat_marg, offsets, [a.shape for a in arrays])
-    suspect = (sizes > 1) & ((log_z == -np.inf) | (worst > 1e-6))
+    suspect = (sizes > 1) & (worst > 1e-6)             # +inf: the determinant was not positive
     for i in np.flatnonzero(suspect):
         if _has_no_tree(arrays[i], single_root):
             log_z[i] = -np.inf
