@@ -367,6 +367,33 @@ def test_whitespace_tokens_hang_from_a_word_with_the_dep_label(trained):
     # a sentence of whitespace alone still gets its one root
     doc = Doc(nlp.vocab, words=["\n", " "], spaces=[False, False])
     assert sum(t.head.i == t.i for t in nlp(doc)) == 1
+    # without a senter, leading whitespace joins the first sentence by rule
+    doc = nlp("\n\nA dog arrived. The cat slept.")
+    assert [s.text for s in doc.sents] == ["\n\nA dog arrived.", "The cat slept."]
+    assert not doc[0].dep_ == "ROOT" and doc[0].dep_ == "dep"
+
+
+def test_a_sentence_cut_for_its_length_gets_a_warning(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("mst_parser")
+    old = parser.cfg["max_sentence_length"]
+    parser.cfg["max_sentence_length"] = 12
+    parser._warned_long_sentences = False
+    try:
+        words = "the old farmer sold the car in the park and the dog saw a cat".split()
+        doc = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1))
+        with pytest.warns(UserWarning, match="longer than 12 tokens"):
+            doc = nlp(doc)
+        assert [len(s) for s in doc.sents] == [8, 7]
+    finally:
+        parser.cfg["max_sentence_length"] = old
+
+
+def test_decoding_with_several_roots_a_model_trained_with_one_warns(trained, tmp_path):
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipe")
+    with pytest.warns(UserWarning, match="trained with one root per sentence"):
+        spacy.load(tmp_path / "pipe", config={"components": {"mst_parser": {"multi_root": True}}})
 
 
 def test_the_docs_get_exactly_the_predicted_heads_and_labels(trained):

@@ -43,12 +43,18 @@ def pin_threads(n: int) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.bench")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads of every measurement (not of `train`), set through "
-                             + ", ".join(THREAD_VARIABLES) + "; default 1")
+    threads = argparse.ArgumentParser(add_help=False)
+    threads.add_argument("--threads", type=int, default=argparse.SUPPRESS,
+                         help="threads of every measurement (default 1), set through "
+                              + ", ".join(THREAD_VARIABLES) + ", which it overrides")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench", parents=[threads])
     sub = parser.add_subparsers(dest="what", required=True)
-    p = sub.add_parser("structs", help="structure decoders vs their numpy references")
+
+    def measurement(name: str, **kw) -> argparse.ArgumentParser:
+        """A subcommand that measures, so takes --threads after its name too."""
+        return sub.add_parser(name, parents=[threads], **kw)
+
+    p = measurement("structs", help="structure decoders vs their numpy references")
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])
     p.add_argument("--batch", type=int, default=64, help="sentences per batched call")
     p.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement")
@@ -56,7 +62,7 @@ def main(argv=None) -> int:
     p.add_argument("--skip", default="", help="leave out the decoders whose name contains this")
     p.add_argument("--output", type=Path, help="also write the table to this Markdown file")
     p.add_argument("--section", default="", help="the marked block of --output to replace")
-    p = sub.add_parser("matrix-tree", help="Matrix-Tree marginals: ours against SuPar's MatrixTree, same threads")
+    p = measurement("matrix-tree", help="Matrix-Tree marginals: ours against SuPar's MatrixTree, same threads")
     p.add_argument("--supar-python", type=Path, default=Path(".venvs/supar/bin/python"))
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80])
     p.add_argument("--batch", type=int, default=64, help="sentences per batched call")
@@ -65,7 +71,7 @@ def main(argv=None) -> int:
     t = sub.add_parser("train", help="spacy train, saving its wall-clock time")
     t.add_argument("config", type=Path)
     t.add_argument("output", type=Path)
-    p = sub.add_parser("parse", help="parsers side by side on dev: accuracy and speed")
+    p = measurement("parse", help="parsers side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold trees")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,decoder=eisner][,gold_tags]")
     p.add_argument("--raw", action="store_true",
@@ -74,7 +80,7 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
-    p = sub.add_parser("spans", help="span taggers side by side on dev: accuracy and speed")
+    p = measurement("spans", help="span taggers side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold spans")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,tokenizer=REGISTERED_NAME]")
     p.add_argument("--spans-key", default="sc")
@@ -84,7 +90,7 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
-    p = sub.add_parser("segments", help="segmenters side by side on dev: accuracy and speed")
+    p = measurement("segments", help="segmenters side by side on dev: accuracy and speed")
     p.add_argument("dev", type=Path, help=".spacy file with the gold segments (doc._.segments)")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR[,COMPONENT.SETTING=VALUE]")
     p.add_argument("--spans-key", default="sc")
@@ -92,7 +98,7 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
-    p = sub.add_parser("joint", help="constituency parsers and joint models side by side on dev")
+    p = measurement("joint", help="constituency parsers and joint models side by side on dev")
     p.add_argument("dev", type=Path, help=".spacy file with the gold trees (and entities)")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR or LABEL=supar:MODEL_FILE")
     p.add_argument("--spans-key", default="sc")
@@ -101,7 +107,7 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
-    p = sub.add_parser("morph", help="morph_segmenter and Morfessor on a SIGMORPHON 2022 set, dev")
+    p = measurement("morph", help="morph_segmenter and Morfessor on a SIGMORPHON 2022 set, dev")
     p.add_argument("data_dir", type=Path, help="the SIGMORPHON 2022 folder (word/ and sentence/)")
     p.add_argument("--set", dest="set_name", required=True,
                    help="sent-eng, sent-ces, sent-mon, word-ces, word-mon (DATA_DIR: the SIGMORPHON folder) or "
@@ -124,6 +130,7 @@ def main(argv=None) -> int:
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
     args, extra = parser.parse_known_args(argv)
+    args.threads = getattr(args, "threads", 1)
     if args.threads < 1:
         parser.error(f"--threads must be at least 1, not {args.threads}")
     if args.what != "train":

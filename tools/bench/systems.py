@@ -59,7 +59,8 @@ def parse_spec(spec: str) -> System:
             raise ValueError(f"no SuPar model file {path[len('supar:'):]!r} in {spec!r}")
         return System(label, Path(path))
     if not Path(path).is_dir():
-        raise ValueError(f"no pipeline directory {path!r} in {spec!r} (a label cannot contain '=')")
+        hint = " (a label cannot contain '=')" if "=" in rest else ""
+        raise ValueError(f"no pipeline directory {path!r} in {spec!r}{hint}")
     system = System(label, Path(path))
     for option in options:
         key, _, value = option.partition("=")

@@ -141,6 +141,19 @@ class MSTParser(StructuredComponent):
             return min(self.cfg["max_sentence_length"], SECOND_ORDER_MAX_LENGTH)
         return self.cfg["max_sentence_length"]
 
+    def check_loaded_settings(self, saved: Dict[str, Any]) -> None:
+        """A model trained with one root per sentence decoded with several:
+        its root scores were learned only against each other (every
+        training tree had exactly one root arc), so they say nothing about
+        how many roots a sentence has, and sentences fall apart."""
+        if self._settings["multi_root"] and saved.get("multi_root") is False:
+            warnings.warn(
+                f"{self.name}: multi_root = true in the config, but the model was trained with "
+                f"one root per sentence, so its root scores do not tell how many roots a "
+                f"sentence has and decoding with several splits sentences; train with "
+                f"multi_root = true to parse with it"
+            )
+
     @property
     def structure(self) -> DependencyTrees:
         """Projective trees with Eisner, all trees with CLE; one root or several;

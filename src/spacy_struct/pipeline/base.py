@@ -78,6 +78,7 @@ class SentenceBatching:
 
     #: whether the fall-back to rule-based sentences was announced already
     _warned_rule_sentences = False
+    _warned_long_sentences = False
     #: whether a short Doc without boundaries is cut by rule too (a parser:
     #: one tree over several sentences is wrong) or kept whole (spans: a
     #: span tree over a short text costs little and loses no entity to a
@@ -98,6 +99,15 @@ class SentenceBatching:
             doc, self.cfg["max_unsegmented_length"], self.max_sentence_length,
             by_rule=self.rule_sentences,
         )
+        if (not self._warned_long_sentences and doc.has_annotation("SENT_START")
+                and any(not doc[start].is_sent_start for start, _ in ranges[1:])):
+            self._warned_long_sentences = True
+            warnings.warn(
+                f"{getattr(self, 'name', type(self).__name__)}: a sentence longer than "
+                f"{self.max_sentence_length} tokens (the max_sentence_length in force) is cut "
+                f"into pieces, each decoded as a sentence of its own",
+                stacklevel=3,
+            )
         if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
             self._warned_rule_sentences = True
             warnings.warn(
@@ -348,8 +358,15 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
                     f"saved model was trained with {key} = {value!r}, which it keeps: the "
                     f"setting shapes the model and only training can change it"
                 )
+        self.check_loaded_settings(dict(self.cfg))
         self.cfg.update(self._settings)
         self.cfg.update(learned)
+
+    def check_loaded_settings(self, saved: Dict[str, Any]) -> None:
+        """Warn where a setting given at load time (`self._settings`) does
+        not fit what the saved model (its cfg: `saved`) was trained with,
+        though the setting may change; `learned_settings` are kept from
+        disk instead."""
 
     def _format_error(self, where: str) -> ValueError:
         return ValueError(

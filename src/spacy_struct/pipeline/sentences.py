@@ -23,7 +23,9 @@ sentence, never per document:
 - A given sentence longer than `max_sentence_length` is cut after
   punctuation and then evenly, the only case where the parse changes the
   boundaries that came in; it bounds the memory of the n x n score matrix.
-- Whitespace tokens stay with the sentence before them.
+- Whitespace tokens stay with the sentence before them (after them, at the
+  start of a doc): whitespace alone is never a structure of its own unless
+  the doc holds nothing else.
 """
 from __future__ import annotations
 
@@ -66,12 +68,13 @@ def rule_starts(doc, start: int = 0, end: Optional[int] = None) -> List[int]:
 
 
 def rule_ranges(doc, limit: int, start: int = 0, end: Optional[int] = None) -> List[Range]:
-    """doc[start:end] cut into sentences by `rule_starts`, pieces over
-    `limit` cut evenly."""
+    """doc[start:end] cut into sentences by `rule_starts`, whitespace that
+    would be a sentence of its own joined to a neighbour
+    (`join_whitespace_ranges`), pieces over `limit` cut evenly."""
     end = len(doc) if end is None else end
     starts = rule_starts(doc, start, end)
     out: List[Range] = []
-    for s, e in zip(starts, starts[1:] + [end]):
+    for s, e in join_whitespace_ranges(doc, list(zip(starts, starts[1:] + [end]))):
         out.extend(_cut_evenly(s, e, limit))
     return out
 
@@ -119,8 +122,8 @@ def join_whitespace_ranges(doc, ranges: Sequence[Range]) -> List[Range]:
         if pending_start is not None:
             start, pending_start = pending_start, None
         out.append((start, end))
-    if pending_start is not None:
-        out.append((pending_start, len(doc)))
+    if pending_start is not None:                          # whitespace alone
+        out.append((pending_start, ranges[-1][1]))
     return out
 
 
