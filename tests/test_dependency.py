@@ -245,7 +245,7 @@ def test_integer_scores_are_accepted():
 
 @pytest.mark.parametrize("bad, error, match", [
     (np.zeros((3, 4)), ValueError, "square"),
-    (np.zeros((0, 0)), ValueError, "square"),
+    (np.zeros((0, 0)), ValueError, "no root row"),
     (np.zeros(3), ValueError, "2 dimensions"),
     (np.array([[0, np.nan], [0, 0]]), ValueError, "NaN"),
     (np.array([[0, np.inf], [0, 0]]), ValueError, r"\+inf"),

@@ -389,6 +389,13 @@ def test_a_sentence_cut_for_its_length_gets_a_warning(trained):
         parser.cfg["max_sentence_length"] = old
 
 
+def test_changing_the_model_shape_at_load_time_is_a_clear_error(trained, tmp_path):
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipe")
+    with pytest.raises(ValueError, match="fixed by training"):
+        spacy.load(tmp_path / "pipe", config={"components": {"mst_parser": {"model": {"order": 2}}}})
+
+
 def test_decoding_with_several_roots_a_model_trained_with_one_warns(trained, tmp_path):
     nlp, _ = trained
     nlp.to_disk(tmp_path / "pipe")

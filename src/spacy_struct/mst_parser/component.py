@@ -116,7 +116,8 @@ class MSTParser(StructuredComponent):
     implicit_labels = (ROOT_LABEL,)
     missing_labels_message = (
         "found no dependency labels in the training examples; the reference "
-        "docs need heads and deps (token.head, token.dep_)"
+        "docs need heads and deps (token.head, token.dep_), and nlp.initialize() "
+        "needs them: nlp.initialize(lambda: examples)"
     )
 
     default_name = "mst_parser"

@@ -347,6 +347,12 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         except Exception as err:
             if cfg_read() and self.cfg.get("model_format") != MODEL_FORMAT:
                 raise self._format_error(where) from err
+            if "Attempt to change dimension" in str(err):  # thinc: a saved layer of another shape
+                raise ValueError(
+                    f"{self.name}: the model the config describes does not have the shape of "
+                    f"the saved one ({err}); settings of the model's architecture (widths, "
+                    f"order) are fixed by training: load without changing them, or train again"
+                ) from err
             raise
         if self.cfg.get("model_format") != MODEL_FORMAT:
             raise self._format_error(where)

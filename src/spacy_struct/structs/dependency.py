@@ -65,8 +65,9 @@ def _check_arc_scores(scores, name: str = "scores") -> Tuple[List[np.ndarray], b
     for i, x in enumerate(items):
         arr = check_scores(x, name, 2, i, single)
         if arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
+            problem = "has no root row and column" if arr.shape[0] == arr.shape[1] else "is not square"
             raise ValueError(
-                f"{name}{where(i, single)} must be square, (n+1) x (n+1) with row "
+                f"{name}{where(i, single)} {problem}: it must be (n+1) x (n+1) with row "
                 f"and column 0 for the root, got shape {arr.shape}"
             )
         arrays.append(arr)
