@@ -12,7 +12,7 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
 - segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (50 steps); otherwise on the embedded segment
+  it for a short budget (30 steps); otherwise on the embedded segment
   sample. It tags a few raw sentences, one with a discontinuous mention
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
@@ -155,13 +155,13 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
 
     craft = data_dir / "craft"
     if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
-        print(f"overlap_segmenter: training on CRAFT from {craft} (50 steps)")
+        print(f"overlap_segmenter: training on CRAFT from {craft} (30 steps)")
         corpus = Path("corpus/craft")
         for split in ("train", "dev"):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
         config = Path("configs/overlap_segmenter_craft.cfg")
-        overrides = {"training.max_steps": 50, "training.eval_frequency": 50, "corpora.dev.limit": 100}
+        overrides = {"training.max_steps": 30, "training.eval_frequency": 30, "corpora.dev.limit": 30}
     else:
         print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
