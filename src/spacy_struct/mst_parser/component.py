@@ -91,9 +91,12 @@ def make_mst_parser(
 
     decoder: "cle" (Chu-Liu-Edmonds, non-projective) or "eisner" (projective).
     multi_root: allow several words to hang from the root of one sentence.
-    loss: "crf" (tree CRF, the default: best on both treebanks), "margin"
-        (cost-augmented structured hinge) or "local" (per-word head
-        cross-entropy); any loss registered in spacy_struct.losses.
+    loss: "crf" (tree CRF, the default: at first order it learns fastest,
+        and the three losses end within 0.3 LAS on Gothic), "margin"
+        (cost-augmented structured hinge: the one for second order with
+        the "cle" decoder, as the treebank configs train it) or "local"
+        (per-word head cross-entropy); any loss registered in
+        spacy_struct.losses.
     margin_cost: Hamming cost per wrong head in the "margin" loss.
     max_unsegmented_length: a Doc without sentence boundaries is cut into
         sentences by rule, and pieces longer than this are cut evenly; in
