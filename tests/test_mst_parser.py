@@ -572,3 +572,13 @@ def test_second_order_crf_with_the_non_projective_search_warns(sample_sentences)
     assert parser.cfg["max_sentence_length"] == 512 and parser.max_sentence_length == SECOND_ORDER_MAX_LENGTH
     long_doc = Doc(nlp.vocab, words=["word"] * 450, sent_starts=[True] + [False] * 449)
     assert [end - start for start, end in parser.sentence_ranges(long_doc)] == [150, 150, 150]
+
+
+def test_empty_docs_at_the_head_of_the_training_data_do_not_break_initialize(sample_sentences):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL})
+    empty = [Example(Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[])) for _ in range(10)]
+    examples = empty + examples_from(sample_sentences[:8], nlp.vocab)
+    optimizer = nlp.initialize(lambda: examples)
+    nlp.update(examples, sgd=optimizer)
+    assert len(list(nlp("The cat sat .").sents)) == 1

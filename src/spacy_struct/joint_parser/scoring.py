@@ -4,7 +4,8 @@
   COLLINS.prm (`evalb.py`) of the predicted trees against the reference's,
   with the reference's tags deciding which words evalb deletes; entity
   nodes are not constituents and never counted. Predicted constituents are
-  mapped to the reference's tokens by character offsets, so raw-text
+  mapped to the reference's tokens through spaCy's alignment
+  (`pipeline.TokenMap`), so raw-text
   tokenization is scored too: one that no reference span matches is a
   wrong bracket. `constituents_per_label`: P/R/F per label.
 - `spans_<key>_p/r/f` (and per type): spaCy's span scores of the entities
@@ -18,6 +19,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..nested_ner.scoring import score_nested_spans
+from ..pipeline import TokenMap
 from .constituents import brackets
 from .evalb import COLLINS, score_brackets
 
@@ -25,11 +27,11 @@ from .evalb import COLLINS, score_brackets
 def _aligned(eg: Example) -> List[Tuple[int, int, str]]:
     """The predicted constituents in reference token offsets (-1 where a
     boundary falls inside a reference token)."""
-    pred, ref = eg.predicted, eg.reference
+    token_map = TokenMap(eg)
     out = []
-    for s, e, label in brackets(pred):
-        span = ref.char_span(pred[s].idx, pred[e - 1].idx + len(pred[e - 1].text))
-        out.append((span.start, span.end, label) if span is not None else (-1, -1, label))
+    for s, e, label in brackets(eg.predicted):
+        mapped = token_map.to_reference(s, e)
+        out.append((*mapped, label) if mapped is not None else (-1, -1, label))
     return out
 
 

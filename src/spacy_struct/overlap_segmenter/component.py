@@ -29,7 +29,7 @@ from spacy.training import Example
 from thinc.api import Model
 
 from ..models import SentenceBatch, default_model_config
-from ..pipeline import StructuredComponent, factory_config
+from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.segments import GappedSegments, Segments
 from .segments import get_segments, has_segments, set_segments
 
@@ -245,7 +245,7 @@ class OverlapSegmenter(StructuredComponent):
         label_index = {label: i for i, label in enumerate(self.labels)}
         ranges = self.training_ranges(eg)
         per_sent: List[List[Tuple[int, Tuple[int, ...]]]] = [[] for _ in ranges]
-        pred = eg.predicted
+        token_map = TokenMap(eg)
         for seg in get_segments(ref):
             if seg.label_ not in label_index:
                 raise self.gold_error(index, eg, (
@@ -255,10 +255,10 @@ class OverlapSegmenter(StructuredComponent):
                 ))
             words = []
             for s, e in seg.offsets:
-                span = pred.char_span(ref[s].idx, ref[e - 1].idx + len(ref[e - 1]))
-                if span is None:
+                mapped = token_map.to_predicted(s, e)
+                if mapped is None:
                     break
-                words.extend(range(span.start, span.end))
+                words.extend(range(*mapped))
             else:
                 sent = next((k for k, (s0, e0) in enumerate(ranges)
                              if s0 <= words[0] and words[-1] < e0), None)

@@ -16,9 +16,9 @@ distinct (label, fragments) counted once per doc. Reported:
 - `spans_<key>_p/r/f`: spaCy's `Scorer.score_spans` of `doc.spans[key]`,
   what spancat reports, so `spacy evaluate` figures compare.
 
-Predicted segments are mapped to the reference's tokens by character
-offsets, so raw-text tokenization is scored fairly; one that does not map
-counts as wrong.
+Predicted segments are mapped to the reference's tokens through spaCy's
+alignment (`pipeline.TokenMap`), so raw-text tokenization is scored fairly;
+one that does not map counts as wrong.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from ..pipeline import TokenMap
 from .segments import Segment, get_segments
 
 Key = Tuple[str, Tuple[Tuple[int, int], ...]]
@@ -64,16 +65,16 @@ def _reference_keys(segments: Iterable[Segment]) -> Set[Key]:
 def _predicted_keys(eg: Example, segments: Iterable[Segment]) -> Set[Key]:
     """Predicted segments in reference token offsets; a segment whose
     fragments do not map onto reference tokens gets an unmatched key."""
-    ref, pred = eg.reference, eg.predicted
+    token_map = TokenMap(eg)
     keys: Set[Key] = set()
     for seg in segments:
         frags = []
         for s, e in seg.offsets:
-            span = ref.char_span(pred[s].idx, pred[e - 1].idx + len(pred[e - 1]))
-            if span is None:
+            mapped = token_map.to_reference(s, e)
+            if mapped is None:
                 frags = None
                 break
-            frags.append((span.start, span.end))
+            frags.append(mapped)
         if frags is None:
             # negative offsets: a key no reference segment has
             keys.add((seg.label_, tuple((-1 - s, -1 - e) for s, e in seg.offsets)))

@@ -513,7 +513,10 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         if not [label for label in found if label not in self.implicit_labels]:
             raise ValueError(f"{self.name}: {self.missing_labels_message}")
         self.set_labels(found)
-        sample = list(islice(get_examples(), 10))
+        # docs with words where there are any: an empty doc gives some layers
+        # (a listener's maxout) no width to infer
+        sample = (list(islice((eg for eg in get_examples() if len(eg.predicted)), 10))
+                  or list(islice(get_examples(), 10)))
         for eg in sample:
             self.prepare_training_doc(eg)
         self.model.initialize(X=self.make_batch(
