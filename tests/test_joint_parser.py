@@ -249,3 +249,18 @@ def test_joint_jsonl_converter_keeps_every_entity_and_counts_what_the_tree_canno
     (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(TreebankError, match="bad.jsonl:1: word 1 of the tree is 'IL-2', the token is 'IL-4'"):
         convert_joint_jsonl(tmp_path / "bad.jsonl", tmp_path / "bad.spacy")
+
+
+def test_another_components_bytes_are_refused_by_name(trained):
+    """nested_ner and joint_parser share the span scorer, so weights alone
+    would load: the saved kind of component is checked."""
+    nlp = trained
+    joint_bytes = nlp.get_pipe("joint_parser").to_bytes()
+    ner = spacy.blank("en").add_pipe("nested_ner", config={"model": SMALL_MODEL})
+    with pytest.raises(ValueError, match="is a joint_parser, not a nested_ner"):
+        ner.from_bytes(joint_bytes)
+    again = spacy.blank("en").add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    again.from_bytes(joint_bytes)
+    assert again.labels == nlp.get_pipe("joint_parser").labels
+    with pytest.raises(ValueError, match="could not read the saved component"):
+        spacy.blank("en").add_pipe("joint_parser", config={"model": SMALL_MODEL}).from_bytes(b"")

@@ -310,7 +310,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         self.name = name
         self.scorer = scorer
         self._settings: Dict[str, Any] = values
-        self.cfg: Dict[str, Any] = {"labels": [], "model_format": MODEL_FORMAT, **values}
+        self.cfg: Dict[str, Any] = {
+            "labels": [], "model_format": MODEL_FORMAT, "component": self.default_name, **values,
+        }
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """Check the component's own settings (and normalize them in place);
@@ -340,11 +342,19 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
     def _load(self, load: Callable[[], Any], where: str, cfg_read: Callable[[], bool]) -> None:
         """Run `load`; a saved cfg without this MODEL_FORMAT (older pipelines
         have none) gets a clear error instead of a layer mismatch."""
-        for key in ("model_format", *self.learned_settings):  # to be read from what was saved
+        for key in ("model_format", "component", *self.learned_settings):  # read from what was saved
             self.cfg.pop(key, None)
         try:
             load()
         except Exception as err:
+            self._check_saved_component(where, err)
+            if cfg_read() and "model_format" not in self.cfg:
+                raise ValueError(
+                    f"{self.name}: could not read the saved component ({where}) as a "
+                    f"{self.default_name} ({type(err).__name__}: {err}): it is another "
+                    f"component's, one saved by an earlier version of spacy_struct (then "
+                    f"train it again with this version), or damaged"
+                ) from err
             if cfg_read() and self.cfg.get("model_format") != MODEL_FORMAT:
                 raise self._format_error(where) from err
             if "Attempt to change dimension" in str(err):  # thinc: a saved layer of another shape
@@ -354,6 +364,8 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
                     f"order) are fixed by training: load without changing them, or train again"
                 ) from err
             raise
+        self._check_saved_component(where)
+        self.cfg["component"] = self.default_name
         if self.cfg.get("model_format") != MODEL_FORMAT:
             raise self._format_error(where)
         learned = {key: self.cfg.get(key, saved_before) for key, saved_before in self.learned_settings.items()}
@@ -373,6 +385,17 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         not fit what the saved model (its cfg: `saved`) was trained with,
         though the setting may change; `learned_settings` are kept from
         disk instead."""
+
+    def _check_saved_component(self, where: str, err: Optional[Exception] = None) -> None:
+        """Refuse what another kind of component saved (two components may
+        share an architecture, so the weights alone can load); pipelines
+        saved before the kind was recorded pass."""
+        saved = self.cfg.get("component", self.default_name)
+        if saved != self.default_name:
+            raise ValueError(
+                f"{self.name}: the saved component ({where}) is a {saved}, not a "
+                f"{self.default_name}; load it with its own factory"
+            ) from err
 
     def _format_error(self, where: str) -> ValueError:
         return ValueError(
