@@ -141,6 +141,22 @@ def test_clear_errors():
         fresh = spacy.blank("en")
         fresh.add_pipe("supervised_morph_segmenter")
         fresh("walkers")
+    gold = Doc(nlp.vocab, words=["walkers"])
+    set_morphs(gold[0], ["walker", "s"])
+    with pytest.raises(ValueError, match="initialize it first"):
+        fresh.update([Example(Doc(nlp.vocab, words=["walkers"]), gold)])
+
+
+def test_gold_morphs_longer_than_the_limit_are_counted_not_trained_on(trained):
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("supervised_morph_segmenter", config={"max_morph_length": 3})
+    reference = Doc(nlp.vocab, words=["walkers", "unkind"])
+    set_morphs(reference[0], ["walker", "s"])
+    set_morphs(reference[1], ["un", "kin", "d"])
+    with pytest.warns(UserWarning, match="longer than max_morph_length = 3"):
+        ranges, golds = pipe.gold(Example(Doc(nlp.vocab, words=["walkers", "unkind"]), reference), 0)
+    assert [None if g is None else g.tolist() for g in golds[0]] == [None, [2, 5]]
+    assert pipe.unrepresentable_gold == 1
 
 
 def test_a_shared_tok2vec_trains_on_batches_with_docs_without_gold():

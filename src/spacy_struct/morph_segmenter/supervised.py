@@ -174,11 +174,26 @@ class SupervisedMorphSegmenter(StructuredComponent):
                     morphs = reference[aligned[0]]
                 elif any(reference[j] is not None for j in aligned):
                     self.count_misaligned("morphs")
-            per_token.append(None if morphs is None or token.is_space else np.array(morphs.cuts, np.int64))
+            cuts = None if morphs is None or token.is_space else np.array(morphs.cuts, np.int64)
+            if cuts is not None and not self._representable(token.text, cuts):
+                self.count_unrepresentable(
+                    f"gold words with a morph longer than max_morph_length = "
+                    f"{self.cfg['max_morph_length']} characters are left out of training, as "
+                    f"the decoder cannot predict them (first: {'|'.join(morphs)!r} in "
+                    f"example {index}); set max_morph_length = 0 to keep them"
+                )
+                cuts = None
+            per_token.append(cuts)
         # every sentence is kept, with or without gold: a shared tok2vec's
         # listener must receive the docs the tok2vec component saw
         ranges = self.training_ranges(eg)
         return ranges, [per_token[start:end] for start, end in ranges]
+
+    def _representable(self, word: str, cuts: np.ndarray) -> bool:
+        """Whether every morph between the gold cuts fits max_morph_length."""
+        limit = self.cfg["max_morph_length"]
+        bounds = np.concatenate(([0], cuts, [len(word)]))
+        return not limit or int(np.diff(bounds).max()) <= limit
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds: List[SentenceGold]):
         """Loss of the piece scores of the words with gold, and the gradient

@@ -14,7 +14,6 @@ outermost ones to `doc.ents`.
 """
 
 import copy
-import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -88,8 +87,6 @@ class NestedNER(StructuredComponent):
     default_name = "nested_ner"
     rule_sentences = False
     own_defaults = NESTED_NER_DEFAULTS
-    #: gold spans left out of training for being wider than max_width
-    _too_wide = 0
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """spans_key is a non-empty string, max_width an int >= 0, set_ents a bool."""
@@ -180,13 +177,11 @@ class NestedNER(StructuredComponent):
                     f"sentence boundary; entities are decoded per sentence"
                 ))
             if limit and len(span) > limit:
-                if not self._too_wide:
-                    warnings.warn(
-                        f"{self.name}: gold spans longer than max_width = {limit} tokens are "
-                        f"left out of training, as the decoder cannot predict them (first: "
-                        f"{span.text!r} in example {index}); set max_width = 0 to keep them"
-                    )
-                self._too_wide += 1
+                self.count_unrepresentable(
+                    f"gold spans longer than max_width = {limit} tokens are left out of "
+                    f"training, as the decoder cannot predict them (first: {span.text!r} "
+                    f"in example {index}); set max_width = 0 to keep them"
+                )
                 continue
             s0 = ranges[sent][0]
             rows_per_sent[sent].append((span.start - s0, span.end - 1 - s0, label_index[span.label_]))

@@ -19,7 +19,6 @@ read them.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -130,8 +129,6 @@ class OverlapSegmenter(StructuredComponent):
     default_name = "overlap_segmenter"
     rule_sentences = False
     own_defaults = SEGMENTER_DEFAULTS
-    #: gold segments left out of training because max_gap / contiguous exclude them
-    _unrepresentable = 0
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """The loss is one for sets of segments; spans_key a non-empty string;
@@ -286,26 +283,11 @@ class OverlapSegmenter(StructuredComponent):
         return gap < 0 or all(b - a - 1 <= gap for a, b in zip(words, words[1:]))
 
     def _count_unrepresentable(self, seg, index: int) -> None:
-        if not self._unrepresentable:
-            warnings.warn(
-                f"{self.name}: gold segments with a gap the decoder cannot predict "
-                f"(max_gap = {self.cfg['max_gap']}, contiguous = {self.cfg['contiguous']}) "
-                f"are left out of training (first: {seg.text!r} in example {index}); "
-                f"component.unrepresentable_gold counts them"
-            )
-        self._unrepresentable += 1
-
-    @property
-    def unrepresentable_gold(self) -> int:
-        """Gold segments left out of training since `initialize` because the
-        configured max_gap / contiguous exclude them (counted per reading)."""
-        return self._unrepresentable
-
-    def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
-        """As `StructuredComponent.initialize`; also resets the count of
-        unrepresentable gold segments."""
-        self._unrepresentable = 0
-        super().initialize(get_examples, nlp=nlp, labels=labels)
+        self.count_unrepresentable(
+            f"gold segments with a gap the decoder cannot predict (max_gap = "
+            f"{self.cfg['max_gap']}, contiguous = {self.cfg['contiguous']}) are left out "
+            f"of training (first: {seg.text!r} in example {index})"
+        )
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
         """Loss of the transition scores, and their gradient (per word of the batch)."""

@@ -146,11 +146,28 @@ class GoldErrors:
 
 
 class MisalignedGold:
-    """Counts gold left out of training because the predicted tokens cut it
-    differently from the reference, and says so once per kind."""
+    """Counts gold left out of training: because the predicted tokens cut it
+    differently from the reference (once per kind), or because the
+    component's settings make it one the decoder cannot predict; each is
+    announced in a warning the first time."""
 
     name: str
     _misaligned: Optional[Dict[str, int]] = None
+    _unrepresentable = 0
+
+    def count_unrepresentable(self, message: str) -> None:
+        """Count one gold item left out because the decoder cannot predict
+        it; `message` (what and why, naming the first example) is warned the
+        first time since `initialize`."""
+        if not self._unrepresentable:
+            warnings.warn(f"{self.name}: {message}; component.unrepresentable_gold counts them")
+        self._unrepresentable += 1
+
+    @property
+    def unrepresentable_gold(self) -> int:
+        """Gold items left out of training since `initialize` because the
+        component's settings exclude them (counted per reading)."""
+        return self._unrepresentable
 
     def count_misaligned(self, what: str) -> None:
         """Count one left-out gold item of kind `what` ("arcs", "spans", ...);
@@ -488,6 +505,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         losses.setdefault(self.name, 0.0)
         examples = list(examples)
         validate_examples(examples, f"{type(self).__name__}.update")
+        if not self.labels:
+            raise ValueError(f"{self.name}: the component has no labels; initialize it first "
+                             f"(nlp.initialize)")
         docs, ranges, golds = self.collect_gold(examples)
         if not golds:
             return losses
@@ -532,6 +552,7 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         """
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
         self._misaligned = None
+        self._unrepresentable = 0
         found = list(labels) if labels is not None else self.labels_in(get_examples())
         if not [label for label in found if label not in self.implicit_labels]:
             raise ValueError(f"{self.name}: {self.missing_labels_message}")
