@@ -177,3 +177,22 @@ def test_a_shared_tok2vec_trains_on_batches_with_docs_without_gold():
     assert ranges == [(0, 2)] and golds == [[None, None]]
     only_bare = nlp.update(batch[5:], sgd=optimizer)
     assert only_bare["supervised_morph_segmenter"] == 0.0
+
+
+@pytest.mark.parametrize("text", ["Walkers", "ÄÖü-straße", "İstanbul", "x" * 40])
+def test_piece_rows_are_the_fnv_hash_of_each_piece(text):
+    """The rows saved models index: 64-bit FNV-1a of each lowercase piece's
+    UTF-8 bytes, found incrementally (a long token costs O(m^2), not O(m^3))."""
+    from spacy_struct.models.morph_scorer import _piece_rows
+
+    def fnv(piece):
+        h = 1469598103934665603
+        for byte in piece.encode("utf8"):
+            h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+        return h
+
+    low = text.lower() if len(text.lower()) == len(text) else text
+    rows = _piece_rows(text, 5000)
+    for i in range(len(text)):
+        for j in range(i + 1, len(text) + 1):
+            assert rows[i, j] == fnv(low[i:j]) % 5000

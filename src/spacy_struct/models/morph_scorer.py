@@ -76,19 +76,27 @@ def _piece_rows(text: str, rows: int) -> np.ndarray:
     the diagonal, where no piece is); lowercase, so case does not split it."""
     low = text.lower() if len(text.lower()) == len(text) else text
     m = len(text)
+    encoded = [c.encode("utf8") for c in low]
     out = np.zeros((m + 1, m + 1), dtype=np.int64)
     for i in range(m):
-        for j in range(i + 1, m + 1):
-            out[i, j] = _stable_hash(low[i:j]) % rows
+        # the hash runs over the bytes, so each longer piece from i extends
+        # the last one's: O(m^2) for the word, not O(m^3)
+        h = _FNV_OFFSET
+        for j in range(i, m):
+            h = _extend_hash(h, encoded[j])
+            out[i, j + 1] = h % rows
     out.flags.writeable = False
     return out
 
 
-def _stable_hash(s: str) -> int:
-    """A hash of a string that does not change between processes (Python's
-    `hash` of a str is salted per process, and the table is saved)."""
-    h = 1469598103934665603
-    for byte in s.encode("utf8"):
+_FNV_OFFSET = 1469598103934665603
+
+
+def _extend_hash(h: int, data: bytes) -> int:
+    """FNV-1a over `data`, continuing from `h`: a hash of a string that does
+    not change between processes (Python's `hash` of a str is salted per
+    process, and the table is saved)."""
+    for byte in data:
         h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
 
