@@ -115,6 +115,14 @@ def test_bad_gold_gets_an_error_naming_the_example():
     with pytest.raises(ValueError, match="crosses a sentence boundary"):
         nlp.update([Example(nlp.make_doc(ref.text), ref)])
     assert seg.misaligned_gold == {}
+    stale = Doc(nlp.vocab, words="BMP2 and BMP4 genes".split())
+    stale._.segments = [("SO", [(2, 4)])]
+    with stale.retokenize() as retokenizer:                  # the stored offsets go stale
+        retokenizer.merge(stale[0:2])
+    with pytest.raises(ValueError, match=r"segment 0 stored on the doc .*outside the doc's 3 tokens"):
+        nlp.update([Example(Doc(nlp.vocab, words=[t.text for t in stale]), stale)])
+    with pytest.raises(ValueError, match="integer token offsets"):
+        stale._.segments = [("SO", [(0, 1.5)])]
 
 
 def test_losses_made_for_one_structure_are_refused():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Sequence, Tuple, Union
 
+import numpy as np
 from spacy.tokens import Doc, Span
 
 from ..pipeline import text_preview
@@ -96,9 +97,15 @@ def normalize_fragments(doc: Doc, fragments: Iterable, where: str) -> Fragments:
         raise ValueError(f"{where}: a segment needs at least one fragment")
     for frag in items:
         try:
-            start, end = (int(x) for x in frag)
+            start, end = frag
+            if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (start, end)):
+                raise TypeError
+            start, end = int(start), int(end)
         except (TypeError, ValueError):
-            raise ValueError(f"{where}: a fragment must be a (start, end) pair of token offsets, got {frag!r}") from None
+            raise ValueError(
+                f"{where}: a fragment must be a (start, end) pair of integer token "
+                f"offsets, got {frag!r}"
+            ) from None
         if not 0 <= start < end <= len(doc):
             raise ValueError(
                 f"{where}: fragment ({start}, {end}) is empty or outside the doc's "
@@ -118,11 +125,18 @@ def normalize_fragments(doc: Doc, fragments: Iterable, where: str) -> Fragments:
 
 
 def get_segments(doc: Doc) -> Tuple[Segment, ...]:
-    """The segments stored on `doc` (empty when none are)."""
-    return tuple(
-        Segment(doc, label, tuple((int(s), int(e)) for s, e in frags))
-        for label, frags in doc.user_data.get(USER_DATA_KEY, ())
-    )
+    """The segments stored on `doc` (empty when none are), checked against
+    the doc: offsets stored before the doc was retokenized, or written to
+    `user_data` by hand, raise a ValueError naming the doc."""
+    out = []
+    for number, item in enumerate(doc.user_data.get(USER_DATA_KEY, ())):
+        where = f"segment {number} stored on the doc {text_preview(doc.text)}"
+        try:
+            label, frags = item
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: expected (label, [(start, end), ...]), got {item!r}") from None
+        out.append(Segment(doc, label, normalize_fragments(doc, frags, where)))
+    return tuple(out)
 
 
 def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
