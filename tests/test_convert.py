@@ -1,4 +1,6 @@
 """CoNLL-U conversion keeps gold tokenization and reports what it drops."""
+import re
+
 import pytest
 import spacy
 from spacy.tokens import DocBin
@@ -95,3 +97,38 @@ def test_cli_reports_a_broken_file(tmp_path, capsys):
     src.write_text(CONLLU.replace("\t0\troot\t0:root\t_\n3.1", "\t4\troot\t0:root\t_\n3.1"), encoding="utf8")
     assert cli(["convert", "conllu", str(src), str(tmp_path / "y.spacy")]) == 1
     assert "not a tree" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "kind, name, text, message",
+    [
+        ("conllu", "x.conllu", CONLLU.replace("Mood=Imp", "Imperative"), "x.conllu:6 .*FEATS 'Imperative'"),
+        ("conllu", "x.conllu", CONLLU.replace("1-2\tDon't", "1-x\tDon't"), "x.conllu:3 .*multiword token ID '1-x'"),
+        ("conllu", "x.conllu", CONLLU.replace("2\tn't\tnot", "2\t\tnot"), "x.conllu:5 .*FORM column is empty"),
+        ("conllu", "x.conllu", CONLLU.replace("\t3\tadvmod\t3:advmod", "\t0\troot\t0:root"), "sentence s1 has 2 roots"),
+        ("conllu", "x.conllu", CONLLU.replace("\tADV\t", "\tADVERB\t"), "x.conllu: one of the sentences at line 3, line 12 has a value spaCy refuses"),
+        ("spans-jsonl", "x.jsonl", '{"tokens": ["a", "b"], "spans": null}\n', "x.jsonl:1: 'spans' must be a list"),
+        ("ptb", "x.trees", "(TOP (S (ADVP|PRT (RB up)) (VBD went)))\n", "x.trees:1: label 'ADVP|PRT'"),
+        ("joint-jsonl", "x.jsonl", '{"tokens": ["a"], "tree": 5}\n', "x.jsonl:1: a field has the wrong type"),
+        ("joint-jsonl", "x.jsonl", '{"tokens": ["a", "b"], "tree": "(S (N a) (N b))", "spans": '
+                                    '[{"start": 0.5, "end": 2, "label": "X"}]}\n', "x.jsonl:1: entity 0 is not"),
+        ("craft", "x.jsonl", '{"tokens": ["a", "b"], "char_offsets": [[0, 1], [2, 3]], "tags": [1, 2], '
+                             '"spans": []}\n', "line 1: a field has the wrong type"),
+    ],
+)
+def test_malformed_input_is_named_by_file_and_line(tmp_path, capsys, kind, name, text, message):
+    src = tmp_path / name
+    src.write_text(text, encoding="utf8")
+    assert cli(["convert", kind, str(src), str(tmp_path / "y.spacy")]) == 1
+    assert re.search(message, capsys.readouterr().err), message
+
+
+def test_a_byte_order_mark_and_double_spaces_are_read_as_text(tmp_path):
+    src = tmp_path / "x.conllu"
+    src.write_text("\ufeff" + CONLLU, encoding="utf8")
+    assert cli(["convert", "conllu", str(src), str(tmp_path / "y.spacy")]) == 0
+    sig = tmp_path / "eng.sentence.train.tsv"
+    sig.write_text("the  walkers\tthe walk @@er @@s\n", encoding="utf8")
+    assert cli(["convert", "sigmorphon", str(sig), str(tmp_path / "z.spacy")]) == 0
+    doc = next(DocBin().from_disk(tmp_path / "z.spacy").get_docs(spacy.blank("en").vocab))
+    assert [t.text for t in doc] == ["the", "walkers"]

@@ -10,7 +10,8 @@ from typing import TextIO
 
 
 def open_text(path: Path) -> TextIO:
-    """A corpus file for reading as UTF-8 text, gzipped when it ends in .gz."""
+    """A corpus file for reading as UTF-8 text, gzipped when it ends in .gz;
+    a byte-order mark at its start (some editors write one) is skipped."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf8")
-    return open(path, encoding="utf8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")

@@ -110,7 +110,13 @@ def _parse(lines: Iterable[str], source: str, report: Report) -> Iterator[Senten
             continue
         no_space = "SpaceAfter=No" in misc.split("|")
         if "-" in wid:
-            start, end = (int(x) for x in wid.split("-"))
+            try:
+                start, end = (int(x) for x in wid.split("-"))
+            except ValueError:
+                raise CoNLLUError(
+                    f"{source}:{lineno} (sentence {sent.sent_id}): multiword token ID "
+                    f"{wid!r} must be a range of integers such as 3-4"
+                ) from None
             report.multiword_tokens += 1
             mwt_end, mwt_space = end, not no_space
             continue
@@ -133,6 +139,13 @@ def _parse(lines: Iterable[str], source: str, report: Report) -> Iterator[Senten
             space = mwt_space
         else:
             space = not no_space
+        if not form:
+            raise CoNLLUError(f"{source}:{lineno} (sentence {sent.sent_id}): the FORM column is empty")
+        if feats != "_" and not all("=" in feat for feat in feats.split("|")):
+            raise CoNLLUError(
+                f"{source}:{lineno} (sentence {sent.sent_id}): FEATS {feats!r} must be "
+                f"Name=Value pairs joined by '|', or '_'"
+            )
         if deps not in ("_", f"{head}:{deprel}"):
             report.enhanced_deps += 1
         sent.words.append(form)
@@ -158,6 +171,12 @@ def _finish(sent: Sentence, source: str, report: Report) -> Sentence:
         raise CoNLLUError(
             f"{source}:{sent.line}: sentence {sent.sent_id} is not a tree: {err}"
         ) from None
+    roots = [i + 1 for i, h in enumerate(sent.heads) if h == 0]
+    if len(roots) != 1:
+        raise CoNLLUError(
+            f"{source}:{sent.line}: sentence {sent.sent_id} has {len(roots)} roots (words "
+            f"{roots}); a UD tree has one"
+        )
     report.sentences += 1
     report.words += n
     return sent
@@ -184,11 +203,16 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab, n_sents: int = 10):
             heads += [offset + i if h == 0 else offset + h - 1 for i, h in enumerate(s.heads)]
             sent_starts += [True] + [False] * (len(s.words) - 1)
         spaces[-1] = False       # no space after the last word of a Doc
-        doc = Doc(
-            vocab, words=words, spaces=spaces, lemmas=lemmas, pos=pos or None,
-            tags=tags, morphs=morphs, heads=heads, deps=deps,
-        )
-        return doc
+        try:
+            return Doc(
+                vocab, words=words, spaces=spaces, lemmas=lemmas, pos=pos or None,
+                tags=tags, morphs=morphs, heads=heads, deps=deps,
+            )
+        except ValueError as err:
+            where = ", ".join(f"line {s.line}" for s in group)
+            raise CoNLLUError(
+                f"one of the sentences at {where} has a value spaCy refuses: {err}"
+            ) from None
 
     for sent in sentences:
         batch.append(sent)
@@ -209,8 +233,13 @@ def convert_file(
     report = Report()
     vocab = spacy.blank(lang).vocab
     db = DocBin(store_user_data=True)
-    for doc in sentences_to_docs(read_conllu(input_path, report), vocab, n_sents):
-        db.add(doc)
+    try:
+        for doc in sentences_to_docs(read_conllu(input_path, report), vocab, n_sents):
+            db.add(doc)
+    except CoNLLUError as err:
+        if str(err).startswith(str(input_path)):
+            raise
+        raise CoNLLUError(f"{input_path}: {err}") from None
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)
     db.to_disk(output_path)

@@ -196,7 +196,13 @@ def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "e
                 record = json.loads(text)
             except json.JSONDecodeError as err:
                 raise CRAFTError(f"line {line}: not JSON ({err})") from None
-            doc = read_sentence(record, line, nlp.vocab, report)
+            try:
+                doc = read_sentence(record, line, nlp.vocab, report)
+            except CRAFTError:
+                raise
+            except (TypeError, ValueError, KeyError, AttributeError) as err:
+                raise CRAFTError(f"line {line}: a field has the wrong type or value "
+                                 f"({type(err).__name__}: {err})") from None
             if spans_key != "sc":
                 doc.spans[spans_key] = doc.spans.pop("sc")
             docs.add(doc)

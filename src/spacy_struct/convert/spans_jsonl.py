@@ -120,7 +120,10 @@ def _sentence(record, where: str, lineno: int, report: Report, crossing: str) ->
         raise SpansJSONLError(f"{where}: 'tokens' must be a non-empty list of non-empty strings")
     n = len(tokens)
     rows = []
-    for k, span in enumerate(record.get("spans", [])):
+    spans = record.get("spans", [])
+    if not isinstance(spans, list):
+        raise SpansJSONLError(f"{where}: 'spans' must be a list of {{start, end, label}} objects")
+    for k, span in enumerate(spans):
         try:
             start, end, label = span["start"], span["end"], span["label"]
         except (TypeError, KeyError):

@@ -122,12 +122,15 @@ def convert_ptb(path: Path, output: Path, lang: str = "en") -> Report:
     nlp = spacy.blank(lang)
     db, report = DocBin(store_user_data=True), Report()
     for number, text in read_ptb(path):
+        where = f"{path}:{number}"
         try:
-            tree = parse_brackets(text, f"{path}:{number}")
+            tree = parse_brackets(text, where)
+            doc = tree_doc(nlp, tree)
+            _count_tree(report, tree)
         except TreeFormatError as err:
-            raise TreebankError(str(err)) from None
-        _count_tree(report, tree)
-        db.add(tree_doc(nlp, tree))
+            message = str(err)
+            raise TreebankError(message if message.startswith(where) else f"{where}: {message}") from None
+        db.add(doc)
     _write(db, report, path, output)
     return report
 
@@ -149,46 +152,64 @@ def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: s
                 continue
             where = f"{path}:{number}"
             try:
-                record = json.loads(line)
-                tokens, tree_text = record["tokens"], record["tree"]
-                spans = record.get("spans", [])
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise TreebankError(f"{where}: not a sentence with tokens and a tree ({err})") from None
-            try:
-                tree = parse_brackets(tree_text, where)
-                check_words(tree.words, tokens, where)
+                doc = _joint_record(nlp, line, where, spans_key, report)
+            except TreebankError:
+                raise
             except TreeFormatError as err:
-                raise TreebankError(str(err)) from None
-            tree.words = list(tokens)
-            tags = record.get("tags")
-            if tags is not None and len(tags) != len(tokens):
-                raise TreebankError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
-            if tags is not None:
-                k = next((k for k, (a, b) in enumerate(zip(tags, tree.tags)) if b is not None and a != b), None)
-                if k is not None:
-                    raise TreebankError(
-                        f"{where}: tag {k} is {tags[k]!r} in 'tags' and {tree.tags[k]!r} in the tree"
-                    )
-            _count_tree(report, tree)
-            doc = tree_doc(nlp, tree, tags)
-            entities = []
-            for k, span in enumerate(spans):
-                try:
-                    start, end, label = int(span["start"]), int(span["end"]), str(span["label"])
-                except (KeyError, TypeError, ValueError):
-                    raise TreebankError(f"{where}: entity {k} is not {{start, end, label}}: {span!r}") from None
-                if not 0 <= start < end <= len(doc):
-                    raise TreebankError(f"{where}: entity {k} ({start}, {end}) is outside the {len(doc)} tokens")
-                entities.append((start, end, label))
-            _, joined = join_entities(tree.root, len(doc), entities)  # the stored tree is a copy
-            report.joined.add(joined)
-            unique = sorted(set(entities), key=lambda e: (e[0], -e[1], e[2]))
-            report.entities += len(unique)
-            report.unaligned_upstream += int(record.get("n_unaligned_spans", 0) or 0)
-            doc.spans[spans_key] = SpanGroup(
-                doc, name=spans_key, spans=[Span(doc, s, e, label=t) for s, e, t in unique]
-            )
+                raise TreebankError(f"{where}: {err}") from None
+            except (TypeError, ValueError, KeyError, AttributeError) as err:
+                raise TreebankError(f"{where}: a field has the wrong type or value "
+                                    f"({type(err).__name__}: {err})") from None
             db.add(doc)
     _write(db, report, path, output)
     return report
+
+
+def _joint_record(nlp, line: str, where: str, spans_key: str, report: Report):
+    """One line of a joint JSONL file as a Doc, counted in `report`."""
+    try:
+        record = json.loads(line)
+        tokens, tree_text = record["tokens"], record["tree"]
+        spans = record.get("spans", [])
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise TreebankError(f"{where}: not a sentence with tokens and a tree ({err})") from None
+    try:
+        tree = parse_brackets(tree_text, where)
+        check_words(tree.words, tokens, where)
+    except TreeFormatError as err:
+        raise TreebankError(str(err)) from None
+    tree.words = list(tokens)
+    tags = record.get("tags")
+    if tags is not None and len(tags) != len(tokens):
+        raise TreebankError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
+    if tags is not None:
+        k = next((k for k, (a, b) in enumerate(zip(tags, tree.tags)) if b is not None and a != b), None)
+        if k is not None:
+            raise TreebankError(
+                f"{where}: tag {k} is {tags[k]!r} in 'tags' and {tree.tags[k]!r} in the tree"
+            )
+    _count_tree(report, tree)
+    doc = tree_doc(nlp, tree, tags)
+    entities = []
+    for k, span in enumerate(spans):
+        try:
+            start, end, label = span["start"], span["end"], span["label"]
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
+                raise TypeError("offsets must be integers")
+            if not isinstance(label, str) or not label:
+                raise TypeError("the label must be a non-empty string")
+        except (KeyError, TypeError, ValueError):
+            raise TreebankError(f"{where}: entity {k} is not {{start, end, label}}: {span!r}") from None
+        if not 0 <= start < end <= len(doc):
+            raise TreebankError(f"{where}: entity {k} ({start}, {end}) is outside the {len(doc)} tokens")
+        entities.append((start, end, label))
+    _, joined = join_entities(tree.root, len(doc), entities)  # the stored tree is a copy
+    report.joined.add(joined)
+    unique = sorted(set(entities), key=lambda e: (e[0], -e[1], e[2]))
+    report.entities += len(unique)
+    report.unaligned_upstream += int(record.get("n_unaligned_spans", 0) or 0)
+    doc.spans[spans_key] = SpanGroup(
+        doc, name=spans_key, spans=[Span(doc, s, e, label=t) for s, e, t in unique]
+    )
+    return doc
 
