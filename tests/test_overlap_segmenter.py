@@ -69,6 +69,12 @@ def test_evaluate_reports_segment_scores(trained):
     assert scores["segments_f"] == 1.0
     assert scores["segments_discontinuous_f"] == 1.0
     assert scores["segments_crossing_f"] == 1.0
+    # references without doc._.segments (a reader that dropped user_data):
+    # nothing to score, reported as None, as spaCy's scorers do, not as 0
+    plain = [Example(trained.make_doc(eg.reference.text), trained.make_doc(eg.reference.text))
+             for eg in make_examples(trained)]
+    missing = trained.evaluate(plain)
+    assert missing["segments_f"] is None and missing["segments_crossing_f"] is None
 
 
 def test_round_trips_through_disk_and_bytes(trained, tmp_path):

@@ -174,7 +174,9 @@ class NestedNER(StructuredComponent):
             if sent is None:
                 raise self.gold_error(index, eg, (
                     f"gold span {span.text!r} (tokens {span.start}..{span.end - 1}) crosses a "
-                    f"sentence boundary; entities are decoded per sentence"
+                    f"sentence boundary (the doc's sentences, or a cut made because the doc "
+                    f"has no boundaries and is longer than max_unsegmented_length = "
+                    f"{self.cfg['max_unsegmented_length']}); entities are decoded per sentence"
                 ))
             if limit and len(span) > limit:
                 self.count_unrepresentable(

@@ -30,7 +30,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..pipeline import TokenMap
-from .segments import Segment, get_segments
+from .segments import Segment, get_segments, has_segments
 
 Key = Tuple[str, Tuple[Tuple[int, int], ...]]
 SegmentGetter = Callable[[Doc], Sequence[Segment]]
@@ -98,6 +98,16 @@ def score_segments(
     RETURNS: a dict of scores, as `Language.evaluate` reports them.
     """
     examples = list(examples)
+    if not any(has_segments(eg.reference) for eg in examples):
+        # nothing to score against (a reader that dropped user_data, say):
+        # None, as spaCy's scorers report a missing annotation, not 0
+        scores: Dict[str, object] = {
+            f"segments_{part}": None for part in ("p", "r", "f", "per_type")}
+        for name in ("discontinuous", "contiguous", "crossing"):
+            scores.update({f"segments_{name}_{m}": None for m in "prf"})
+        if spans_key is not None:
+            scores.update(_span_scores(examples, spans_key))
+        return scores
     overall = PRFScore()
     per_type: Dict[str, PRFScore] = {}
     subsets = {name: PRFScore() for name in ("discontinuous", "contiguous")}
@@ -139,14 +149,19 @@ def score_segments(
     scores["segments_crossing_r"] = r
     scores["segments_crossing_f"] = 2 * p * r / (p + r) if p + r else 0.0
     if spans_key is not None:
-        scores.update(Scorer.score_spans(
-            examples,
-            f"spans_{spans_key}",
-            getter=lambda doc, _attr: doc.spans.get(spans_key, []),
-            has_annotation=lambda doc: spans_key in doc.spans,
-            allow_overlap=True,
-        ))
+        scores.update(_span_scores(examples, spans_key))
     return scores
+
+
+def _span_scores(examples, spans_key: str) -> Dict[str, object]:
+    """spaCy's own span scores of `doc.spans[spans_key]`."""
+    return Scorer.score_spans(
+        examples,
+        f"spans_{spans_key}",
+        getter=lambda doc, _attr: doc.spans.get(spans_key, []),
+        has_annotation=lambda doc: spans_key in doc.spans,
+        allow_overlap=True,
+    )
 
 
 @registry.scorers("spacy_struct.overlap_segmenter_scorer.v1")
