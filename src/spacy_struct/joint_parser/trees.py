@@ -117,7 +117,8 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
     tree is dropped; around several it becomes an unlabeled root.
     where: names the tree in error messages (e.g. "line 12 of dev.trees").
     RETURNS: the ParsedTree. Raises TreeFormatError on unbalanced brackets,
-        a node without a label, or a tree without words.
+        a node without a label, an empty "()" (an unescaped bracket word),
+        or a tree without words.
     """
     tokens = _TOKEN.findall(text)
     if not tokens:
@@ -152,6 +153,10 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
         if tokens[pos] not in "()":
             label = tokens[pos]
             pos += 1
+        elif tokens[pos] == ")":
+            # "()" is no PTB node: a bracket written as a word, unescaped
+            raise fail("an empty bracket '()' (a bracket as a word must be written "
+                       "-LRB- / -RRB-, e.g. (-LRB- -LRB-))")
         # preterminal: (TAG word); an empty element (-NONE- *T*-1) is no word
         if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
             pos += 2
