@@ -2,6 +2,7 @@
 semi-supervised clamping, serialization and errors."""
 import pytest
 import spacy
+import srsly
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
@@ -84,6 +85,11 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     db = DocBin(store_user_data=True, docs=docs)
     back = list(DocBin().from_bytes(db.to_bytes()).get_docs(again.vocab))
     assert [[tuple(m) for m in doc_morphs(d)] for d in back] == before
+    pipe = spacy.blank("en").add_pipe("morph_segmenter")
+    with pytest.raises(ValueError, match="could not read the saved lexicon"):
+        pipe.from_bytes(b"\x00\x01hello")
+    with pytest.raises(ValueError, match="not a morph_segmenter lexicon"):
+        pipe.from_bytes(srsly.msgpack_dumps({"labels": ["x"]}))
 
 
 def test_clear_errors():

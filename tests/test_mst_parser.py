@@ -278,6 +278,12 @@ def test_edge_features_model_trains_with_gold_tags_and_needs_tags_to_predict(sam
     nlp.add_pipe("mst_parser", config={"model": {"@architectures": "spacy_struct.EdgeFeatures.v1", "n_bits": 18}})
     train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=4)
     dev = examples_from(dev_sentences, nlp.vocab)
+    untagged = [Example(eg.predicted.copy(), Doc(nlp.vocab, words=[t.text for t in eg.reference],
+                                                 heads=[t.head.i for t in eg.reference],
+                                                 deps=[t.dep_ for t in eg.reference]))
+                for eg in dev[:2]]
+    with pytest.raises(ValueError, match="neither the predicted doc nor the reference"):
+        nlp.update(untagged)
     with pytest.raises(ValueError, match="no POS tags"):
         nlp(dev[0].predicted.copy())
     for eg in dev:

@@ -215,7 +215,14 @@ class MorphSegmenter(Pipe):
         return srsly.msgpack_dumps({"format": LEXICON_FORMAT, **self.model.to_dict()})
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "MorphSegmenter":
-        data = srsly.msgpack_loads(bytes_data)
+        try:
+            data = srsly.msgpack_loads(bytes_data)
+        except Exception as err:
+            raise ValueError(f"{self.name}: could not read the saved lexicon ({type(err).__name__}: "
+                             f"{err}): it is another component's, or damaged") from err
+        if not isinstance(data, dict) or "format" not in data:
+            raise ValueError(f"{self.name}: the saved data is not a morph_segmenter lexicon "
+                             f"(another component's?)")
         if data.get("format") != LEXICON_FORMAT:
             raise ValueError(f"{self.name}: the saved lexicon has format {data.get('format')}, "
                              f"this version reads {LEXICON_FORMAT}; initialize it again")

@@ -399,8 +399,14 @@ class MSTParser(StructuredComponent):
         if not self._needs_tags:
             return
         doc = eg.predicted
-        if doc.has_annotation("TAG") or not eg.reference.has_annotation("TAG"):
+        if doc.has_annotation("TAG"):
             return
+        if len(doc) and not eg.reference.has_annotation("TAG"):
+            raise ValueError(
+                f"{self.name}: the EdgeFeatures model scores arcs from POS tags, and neither "
+                f"the predicted doc nor the reference of the example {eg.reference.text[:40]!r} "
+                f"has any; give the corpus tags, or put a tagger before the parser"
+            )
         for token, tag in zip(doc, eg.get_aligned("TAG", as_string=True)):
             if tag:
                 token.tag_ = tag
