@@ -113,7 +113,7 @@ def test_cli_reports_a_broken_file(tmp_path, capsys):
         ("joint-jsonl", "x.jsonl", '{"tokens": ["a", "b"], "tree": "(S (N a) (N b))", "spans": '
                                     '[{"start": 0.5, "end": 2, "label": "X"}]}\n', "x.jsonl:1: entity 0 is not"),
         ("craft", "x.jsonl", '{"tokens": ["a", "b"], "char_offsets": [[0, 1], [2, 3]], "tags": [1, 2], '
-                             '"spans": []}\n', "line 1: a field has the wrong type"),
+                             '"spans": []}\n', "line 1: 'tags' must be a list of strings"),
     ],
 )
 def test_malformed_input_is_named_by_file_and_line(tmp_path, capsys, kind, name, text, message):

@@ -117,6 +117,8 @@ def read_sentence(record: object, line: int, nlp_vocab, report: Report) -> Doc:
     else:
         spaces = [offsets[i + 1][0] > offsets[i][1] for i in range(len(tokens) - 1)] + [False]
     tags = record.get("tags")
+    if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
+        raise CRAFTError(f"{where}: 'tags' must be a list of strings, one per token")
     if tags is not None and len(tags) != len(tokens):
         raise CRAFTError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
     doc = Doc(nlp_vocab, words=tokens, spaces=spaces, tags=tags)

@@ -150,7 +150,10 @@ def _sentence(record, where: str, lineno: int, report: Report, crossing: str) ->
         1 for s, e, _ in unique
         if any(s2 <= s and e <= e2 and (s2, e2) != (s, e) for (s2, e2) in ranges)
     )
-    spaces = _spaces(tokens, record.get("text"))
+    text = record.get("text")
+    if text is not None and not isinstance(text, str):
+        raise SpansJSONLError(f"{where}: 'text' must be a string (or left out), got {text!r}")
+    spaces = _spaces(tokens, text)
     if spaces is None:
         report.unaligned_text += 1
         spaces = [True] * n
