@@ -264,3 +264,24 @@ def test_another_components_bytes_are_refused_by_name(trained):
     assert again.labels == nlp.get_pipe("joint_parser").labels
     with pytest.raises(ValueError, match="could not read the saved component"):
         spacy.blank("en").add_pipe("joint_parser", config={"model": SMALL_MODEL}).from_bytes(b"")
+
+
+def test_gold_entities_on_whitespace_edges_are_counted_not_trained_on():
+    from spacy.tokens import Doc, Span
+    from spacy.training import Example
+    from spacy_struct.joint_parser import set_parse
+
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    ref = Doc(nlp.vocab, words=["IL-2", " ", "binds", "DNA"], spaces=[False, False, True, False])
+    set_parse(ref, "(S (NP (NN IL-2) (SP -SP-)) (VP (VBZ binds) (NP (NN DNA))))")
+    ref.spans["sc"] = [Span(ref, 0, 2, label="protein"), Span(ref, 3, 4, label="DNA")]
+    eg = Example(Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref]), ref)
+    with pytest.warns(UserWarning, match="start or end on a whitespace token"):
+        parser.initialize(lambda: [eg])
+    counted = parser.unrepresentable_gold
+    assert counted >= 1
+    parser.gold_charts(eg, 0)
+    assert parser.unrepresentable_gold == counted + 1
+    assert not any("protein" in label for label in parser.labels)
+    assert any("DNA" in label for label in parser.labels)

@@ -259,6 +259,14 @@ class JointParser(StructuredComponent):
         ranges = self.training_ranges(eg)
         charts = []
         entities = [(s.start, s.end, s.label_) for s in ref.spans[self.spans_key]] if self.cfg["ner"] else []
+        edge_on_space = [(s, e, t) for s, e, t in entities if ref[s].is_space or ref[e - 1].is_space]
+        for s, e, t in edge_on_space:
+            self.count_unrepresentable(
+                f"gold entities that start or end on a whitespace token are left out of "
+                f"training, as the decoder never predicts one (first: {t} "
+                f"{ref[s:e].text!r} in example {index})"
+            )
+        entities = [item for item in entities if item not in edge_on_space]
         for start, end in ranges:
             cut = next(((s, e, l) for s, e, l in brackets(ref) if s < start < e or s < end < e), None)
             if cut is not None:
