@@ -101,13 +101,13 @@ def score_segments(
     if not any(has_segments(eg.reference) for eg in examples):
         # nothing to score against (a reader that dropped user_data, say):
         # None, as spaCy's scorers report a missing annotation, not 0
-        scores: Dict[str, object] = {
+        missing: Dict[str, object] = {
             f"segments_{part}": None for part in ("p", "r", "f", "per_type")}
         for name in ("discontinuous", "contiguous", "crossing"):
-            scores.update({f"segments_{name}_{m}": None for m in "prf"})
+            missing.update({f"segments_{name}_{m}": None for m in "prf"})
         if spans_key is not None:
-            scores.update(_span_scores(examples, spans_key))
-        return scores
+            missing.update(_span_scores(examples, spans_key))
+        return missing
     overall = PRFScore()
     per_type: Dict[str, PRFScore] = {}
     subsets = {name: PRFScore() for name in ("discontinuous", "contiguous")}
