@@ -284,6 +284,12 @@ def test_edge_features_model_trains_with_gold_tags_and_needs_tags_to_predict(sam
                 for eg in dev[:2]]
     with pytest.raises(ValueError, match="neither the predicted doc nor the reference"):
         nlp.update(untagged)
+    # UPOS alone (a morphologizer's, or a corpus without XPOS) is enough, and
+    # an example without a parse (NER-only data) is not asked for tags
+    upos_only = [Example(Doc(nlp.vocab, words=[t.text for t in eg.reference], pos=[t.pos_ for t in eg.reference]),
+                         eg.reference) for eg in dev[:2]]
+    no_parse = Example(Doc(nlp.vocab, words=["A", "b"]), Doc(nlp.vocab, words=["A", "b"]))
+    nlp.update([no_parse] + upos_only)
     with pytest.raises(ValueError, match="no POS tags"):
         nlp(dev[0].predicted.copy())
     for eg in dev:

@@ -127,8 +127,8 @@ def read_sigmorphon(path: Path, level: Optional[str] = None) -> Iterator[Item]:
             if level == "word":
                 words, gold = [text], [segmented.split(" @@")]
             else:
-                # words split on any run of spaces, as the gold side is
-                words, gold = text.split(), list(_split_segmented(segmented))
+                # words split on runs of spaces, as the gold side is
+                words, gold = [w for w in text.split(" ") if w], list(_split_segmented(segmented))
             flat = [m for morphs in gold for m in morphs]
             if len(gold) != len(words):
                 gold = [None] * len(words)

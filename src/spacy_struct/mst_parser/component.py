@@ -398,15 +398,20 @@ class MSTParser(StructuredComponent):
         the doc has none (training only)."""
         if not self._needs_tags:
             return
-        doc = eg.predicted
-        if doc.has_annotation("TAG"):
-            return
-        if len(doc) and not eg.reference.has_annotation("TAG"):
+        doc, ref = eg.predicted, eg.reference
+        if doc.has_annotation("TAG") or doc.has_annotation("POS") or not ref.has_annotation("DEP"):
+            return  # tags already there, or no parse to learn from this example
+        if len(doc) and not (ref.has_annotation("TAG") or ref.has_annotation("POS")):
             raise ValueError(
                 f"{self.name}: the EdgeFeatures model scores arcs from POS tags, and neither "
-                f"the predicted doc nor the reference of the example {eg.reference.text[:40]!r} "
-                f"has any; give the corpus tags, or put a tagger before the parser"
+                f"the predicted doc nor the reference of the example {ref.text[:40]!r} "
+                f"has any (TAG or POS); give the corpus tags, or put a tagger before the parser"
             )
+        if not ref.has_annotation("TAG"):
+            for token, pos in zip(doc, eg.get_aligned("POS", as_string=True)):
+                if pos:
+                    token.pos_ = pos
+            return
         for token, tag in zip(doc, eg.get_aligned("TAG", as_string=True)):
             if tag:
                 token.tag_ = tag

@@ -85,7 +85,7 @@ class Segment:
 SegmentLike = Union[Segment, Tuple[str, Sequence[Tuple[int, int]]]]
 
 
-def normalize_fragments(doc: Doc, fragments: Iterable, where: str) -> Fragments:
+def normalize_fragments(doc: Doc, fragments: Iterable, where: object) -> Fragments:
     """Fragments as a tuple of (start, end) ints, touching ones merged.
 
     Raises a ValueError naming `where` when a fragment is empty, out of the
@@ -124,13 +124,27 @@ def normalize_fragments(doc: Doc, fragments: Iterable, where: str) -> Fragments:
     return tuple((s, e) for s, e in out)
 
 
+class _Where:
+    """Names segment `number` of `doc` in an error message; the doc's text
+    is read only when a message is written (segments are read for every
+    training example, and doc.text costs the doc's length)."""
+
+    __slots__ = ("doc", "number", "how")
+
+    def __init__(self, doc: Doc, number: int, how: str) -> None:
+        self.doc, self.number, self.how = doc, number, how
+
+    def __str__(self) -> str:
+        return f"segment {self.number} {self.how} {text_preview(self.doc.text)}"
+
+
 def get_segments(doc: Doc) -> Tuple[Segment, ...]:
     """The segments stored on `doc` (empty when none are), checked against
     the doc: offsets stored before the doc was retokenized, or written to
     `user_data` by hand, raise a ValueError naming the doc."""
     out = []
     for number, item in enumerate(doc.user_data.get(USER_DATA_KEY, ())):
-        where = f"segment {number} stored on the doc {text_preview(doc.text)}"
+        where = _Where(doc, number, "stored on the doc")
         try:
             label, frags = item
         except (TypeError, ValueError):
@@ -144,7 +158,7 @@ def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
     segment and the doc for a bad label or bad fragments."""
     stored = []
     for i, seg in enumerate(segments):
-        where = f"segment {i} of the doc {text_preview(doc.text)}"
+        where = _Where(doc, i, "of the doc")
         if isinstance(seg, Segment):
             label, frags = seg.label_, seg.offsets
         else:

@@ -18,7 +18,9 @@ from spacy.training import Example
 
 
 def _spelling(doc: Doc, start: int, end: int) -> str:
-    return "".join(doc[start:end].text.split())
+    """The characters of tokens [start, end) without whitespace, lowercase
+    (spaCy's alignment ignores case too)."""
+    return "".join(doc[start:end].text.split()).lower()
 
 
 class TokenMap:
