@@ -34,7 +34,7 @@ from spacy.tokens import Doc, DocBin, Span, SpanGroup
 
 from ..overlap_segmenter.scoring import crossing_keys
 from ..overlap_segmenter.segments import normalize_fragments, set_segments
-from . import open_text
+from . import FIELD_ERRORS, open_text, wrong_field
 
 
 class CRAFTError(ValueError):
@@ -202,9 +202,8 @@ def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "e
                 doc = read_sentence(record, line, nlp.vocab, report)
             except CRAFTError:
                 raise
-            except (TypeError, ValueError, KeyError, AttributeError) as err:
-                raise CRAFTError(f"line {line}: a field has the wrong type or value "
-                                 f"({type(err).__name__}: {err})") from None
+            except FIELD_ERRORS as err:
+                raise CRAFTError(wrong_field(f"line {line}", err)) from None
             if spans_key != "sc":
                 doc.spans[spans_key] = doc.spans.pop("sc")
             docs.add(doc)

@@ -30,7 +30,7 @@ from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from ..joint_parser.constituents import check_words, tree_nodes, write_nodes
 from ..joint_parser.joint import JoinReport, join_entities
 from ..joint_parser.trees import CHAIN_SEPARATOR, ParsedTree, TreeFormatError, parse_brackets, tree_to_chart
-from . import open_text
+from . import FIELD_ERRORS, open_text, wrong_field
 
 
 @dataclass
@@ -157,9 +157,8 @@ def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: s
                 raise
             except TreeFormatError as err:
                 raise TreebankError(f"{where}: {err}") from None
-            except (TypeError, ValueError, KeyError, AttributeError) as err:
-                raise TreebankError(f"{where}: a field has the wrong type or value "
-                                    f"({type(err).__name__}: {err})") from None
+            except FIELD_ERRORS as err:
+                raise TreebankError(wrong_field(where, err)) from None
             db.add(doc)
     _write(db, report, path, output)
     return report

@@ -35,7 +35,7 @@ from thinc.api import Model
 
 from ..models import SentenceBatch
 from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config
+from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.partitions import Partitions
 from .morphs import Morphs, doc_morphs, write_morphs
 
@@ -160,8 +160,7 @@ class SupervisedMorphSegmenter(StructuredComponent):
         """The sentence ranges of the predicted doc, and for each the gold
         cuts of its tokens (None where there are none: left out of the loss)."""
         reference = doc_morphs(eg.reference)
-        same_tokens = len(eg.predicted) == len(eg.reference) and all(
-            p.text == r.text for p, r in zip(eg.predicted, eg.reference))
+        same_tokens = TokenMap(eg).same_tokens
         x2y = None if same_tokens else eg.alignment.x2y
         per_token: List[Optional[np.ndarray]] = []
         for token in eg.predicted:
