@@ -106,6 +106,7 @@ def test_cli_reports_a_broken_file(tmp_path, capsys):
         ("conllu", "x.conllu", CONLLU.replace("1-2\tDon't", "1-x\tDon't"), "x.conllu:3 .*multiword token ID '1-x'"),
         ("conllu", "x.conllu", CONLLU.replace("2\tn't\tnot", "2\t\tnot"), "x.conllu:5 .*FORM column is empty"),
         ("conllu", "x.conllu", CONLLU.replace("\t3\tadvmod\t3:advmod", "\t0\troot\t0:root"), "sentence s1 has 2 roots"),
+        ("conllu", "x.conllu", CONLLU.replace("\t3\tadvmod\t3:advmod", "\t3\t_\t_"), "x.conllu:\\d+ .*DEPREL is '_'"),
         ("conllu", "x.conllu", CONLLU.replace("\tADV\t", "\tADVERB\t"), "x.conllu: one of the sentences at line 3, line 12 has a value spaCy refuses"),
         ("spans-jsonl", "x.jsonl", '{"tokens": ["a", "b"], "spans": null}\n', "x.jsonl:1: 'spans' must be a list"),
         ("ptb", "x.trees", "(TOP (S (ADVP|PRT (RB up)) (VBD went)))\n", "x.trees:1: label 'ADVP|PRT'"),

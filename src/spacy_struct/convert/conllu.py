@@ -146,6 +146,12 @@ def _parse(lines: Iterable[str], source: str, report: Report) -> Iterator[Senten
                 f"{source}:{lineno} (sentence {sent.sent_id}): FEATS {feats!r} must be "
                 f"Name=Value pairs joined by '|', or '_'"
             )
+        if deprel in ("_", ""):
+            raise CoNLLUError(
+                f"{source}:{lineno} (sentence {sent.sent_id}): DEPREL is {deprel!r} on a "
+                f"word with HEAD {head}; every word needs its relation (a file without "
+                f"dependency relations cannot train a labelled parser)"
+            )
         if deps not in ("_", f"{head}:{deprel}"):
             report.enhanced_deps += 1
         sent.words.append(form)
