@@ -116,3 +116,86 @@ def test_extra_text_is_learned_from(tmp_path):
     seg.initialize(lambda: _examples(nlp, "morph_train.spacy"), nlp=nlp, extra_text=[str(tmp_path / "raw.txt")])
     assert seg.init_report["sentences"] == 300 + 40
     assert "zorbers" in seg.model.forms
+
+
+def _sample_text_and_gold(nlp):
+    from spacy_struct.morph_segmenter.morphs import Morphs
+
+    train = _examples(nlp, "morph_train.spacy")
+    text = [[t.text for t in eg.predicted] for eg in train]
+    gold = {t.text.lower(): Morphs(tuple(m)) for eg in train
+            for t, m in zip(eg.reference, doc_morphs(eg.reference)) if m is not None}
+    return text, gold
+
+
+def test_boundary_f1_counts_the_cuts_of_each_type_once():
+    from spacy_struct.morph_segmenter.morphs import Morphs
+    from spacy_struct.morph_segmenter.tuning import boundary_f1
+
+    class Fixed:
+        def segment(self, word):
+            return Morphs({"walkers": ("walk", "ers"), "quickly": ("quick", "ly"), "cat": ("cat",)}[word])
+
+    gold = {"walkers": Morphs(("walk", "er", "s")), "quickly": Morphs(("quick", "ly")), "cat": Morphs(("c", "at"))}
+    # cuts: predicted {4}, {5}, {} against gold {4, 6}, {5}, {1}: 2 right of 2 predicted, 4 expected
+    assert boundary_f1(Fixed(), gold) == pytest.approx(2 * 2 / (2 + 4))
+
+
+def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeypatch):
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    nlp = spacy.blank("en")
+    text, gold = _sample_text_and_gold(nlp)
+    fits = []
+    real_fit = MorphModel.fit
+
+    def recording_fit(self, sentences, clamped=None, **kwargs):
+        fits.append(set(clamped))
+        return real_fit(self, sentences, clamped, **kwargs)
+
+    monkeypatch.setattr(MorphModel, "fit", recording_fit)
+    monkeypatch.setattr(tuning, "MIN_HELD_OUT", 5)
+    grid = [{"gamma_segments": 0.99, "gamma_length": 0.1}, {"gamma_segments": 0.1, "gamma_length": 0.9, "max_suffixes": 3}]
+    settings = MorphSettings(sweeps=5, seed=3)
+    settings.check("test")
+    chosen, results = tuning.select_settings(settings, text, gold, grid)
+    n_held = int(len(gold) * tuning.HELD_OUT)
+    assert len(fits) == 2 and fits[0] == fits[1] and len(fits[0]) == len(gold) - n_held
+    held = set(gold) - fits[0]
+    assert len(held) == n_held
+    # each candidate's figure is its basic-stage model's F1 on exactly the held-out types
+    for (candidate, f1) in results:
+        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic"))
+        real_fit(model, text, {f: gold[f] for f in fits[0]})
+        assert f1 == pytest.approx(tuning.boundary_f1(model, {f: gold[f] for f in held}))
+    best = max(results, key=lambda r: r[1])[0]
+    assert chosen == tuning.apply_candidate(settings, best) and chosen.stage == settings.stage
+    assert results[0][1] != results[1][1]
+    assert tuning.select_settings(settings, text, dict(list(gold.items())[:20]), grid) is None
+
+
+def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):
+    from spacy_struct.morph_segmenter import tuning
+
+    monkeypatch.setattr(tuning, "MIN_HELD_OUT", 5)
+    monkeypatch.setattr(tuning, "TUNING_GRID", ({"gamma_length": 0.9, "max_suffixes": 3}, {"gamma_length": 0.2}))
+    for tune in (True, False):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False, "tune_priors": tune})
+        train = _examples(nlp, "morph_train.spacy")
+        nlp.initialize(lambda: train)
+        seg = nlp.get_pipe("morph_segmenter")
+        settings = seg.model.settings
+        if tune:
+            tuned = seg.init_report["tuned"]
+            assert settings.priors["gamma_length"] == tuned["gamma_length"]
+            assert settings.max_suffixes == tuned.get("max_suffixes", 2)
+            reloaded = spacy.blank("en")
+            reloaded.add_pipe("morph_segmenter").from_bytes(seg.to_bytes())
+            assert reloaded.get_pipe("morph_segmenter").model.settings == settings
+        else:
+            assert "tuned" not in seg.init_report
+            assert settings.priors["gamma_length"] == 0.5 and settings.max_suffixes == 2

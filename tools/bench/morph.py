@@ -19,7 +19,8 @@ makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation. With
 `--semi` the gold of the train words is given to FlatCat (annotations) and
-to morph_segmenter (clamped types). `--supervised LABEL=PIPELINE` adds a
+to morph_segmenter (clamped types), which runs twice: with the paper's
+priors, and with the priors those annotations choose (`tune_priors`). `--supervised LABEL=PIPELINE` adds a
 trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
 from the train split's gold), run over the dev docs' words in context and
 scored by the same functions. All systems see the words lowercased
@@ -258,20 +259,31 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 
 def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
-             clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None
-             ) -> Dict[str, Row]:
+             clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None,
+             tune: bool = True) -> Dict[str, Row]:
     """morph_segmenter, one run per seed; a row per stage. `settings`:
-    MorphSettings fields other than their defaults."""
+    MorphSettings fields other than their defaults. With `clamped` types
+    and `tune`, each seed first chooses its priors on a held-out fifth of
+    them, as the component's `tune_priors` does (its time is counted in the
+    seconds to the model), and the rows' note names the choices."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.morph_segmenter.morphs import Morphs
+    from spacy_struct.morph_segmenter.tuning import select_settings
 
     rows: Dict[str, Row] = {}
     speeds: Dict[str, List[float]] = {}
     gold = {form: Morphs(morphs) for form, morphs in (clamped or {}).items()}
+    choices: Counter = Counter()
     for seed in seeds:
         start = time.perf_counter()
         scoring = [0.0]
-        model = MorphModel(MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {})))
+        chosen = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
+        chosen.check("morph_segmenter")
+        tuned = select_settings(chosen, text, gold) if gold and tune else None
+        if tuned is not None:
+            chosen, results = tuned
+            choices[str(max(results, key=lambda item: item[1])[0])] += 1
+        model = MorphModel(chosen)
 
         def stage_end(stage: str, snapshot: MorphModel) -> None:
             row = rows.setdefault(stage, Row(stage))
@@ -288,6 +300,8 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
             speeds.setdefault(stage, []).append(n_types * len(seconds) / sum(seconds) if seconds else 0.0)
     for stage, row in rows.items():
         row.note = f"{statistics.mean(speeds[stage]):,.0f} types/s per sweep"
+        if choices:
+            row.note += "; priors chosen: " + ", ".join(f"{c} ({n} of {len(seeds)} seeds)" for c, n in choices.items())
     return rows
 
 
@@ -314,12 +328,17 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
         rows.append(Row(label, [score(references, lambda w, f=found: _recase(w, f.get(_form(w), [_form(w)])))],
                         [seconds]))
     last = "pos" if level == "word" else "token_seg"
-    ours = run_ours(text, references, last, seeds, sweeps, annotations, settings)
     names = {"basic": "basic", "pos": "+ tags", "token_pos": "+ tag HMM over tokens",
              "token_seg": "+ agreement of neighbours (full model)"}
-    for stage, row in ours.items():
-        row.label = f"morph_segmenter: {names[stage]}" + (" (clamped train gold)" if semi else "")
-        rows.append(row)
+    # semi-supervised: the paper's priors, then the priors the annotations choose
+    for tune, how in ((False, " (clamped train gold, the paper's priors)"),
+                      (True, " (clamped train gold, priors chosen on held-out train types)")):
+        if tune and not semi:
+            break
+        ours = run_ours(text, references, last, seeds, sweeps, annotations, settings, tune=tune)
+        for stage, row in ours.items():
+            row.label = f"morph_segmenter: {names[stage]}" + (how if semi else "")
+            rows.append(row)
     rows.extend(supervised_rows(references, supervised))
     cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""
     return rows, cue

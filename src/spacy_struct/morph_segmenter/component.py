@@ -7,7 +7,8 @@ text named in the `[initialize.components.<name>]` block (`extra_text`),
 and prints its progress. Where the training examples carry gold morphs
 (`token._.morphs` on the reference) and `clamp_gold` is on, those word
 types keep their gold (semi-supervised, as Morfessor FlatCat uses
-annotations). After that, segmenting is a lookup of the learned lexicon,
+annotations), and with `tune_priors` the annotations first choose the
+priors (tuning.py). After that, segmenting is a lookup of the learned lexicon,
 or the model's best segmentation for a word it never saw; no sampling.
 """
 
@@ -28,6 +29,7 @@ from spacy.vocab import Vocab
 from .model import DEFAULT_PRIORS, MorphModel, MorphSettings
 from .morphs import Morphs, doc_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
+from . import tuning
 
 MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "stage": "token_seg",
@@ -37,6 +39,7 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "seed": 0,
     "lowercase": True,
     "clamp_gold": True,
+    "tune_priors": True,
     "max_prefixes": 2,
     "max_suffixes": 2,
     "max_length": 30,
@@ -69,6 +72,7 @@ def make_morph_segmenter(
     seed: int,
     lowercase: bool,
     clamp_gold: bool,
+    tune_priors: bool,
     max_prefixes: int,
     max_suffixes: int,
     max_length: int,
@@ -90,6 +94,10 @@ def make_morph_segmenter(
     lowercase: model "The" and "the" as one word type.
     clamp_gold: keep the gold segmentation of the word types that have one
         in the training examples (semi-supervised); false ignores it.
+    tune_priors: with annotated types, choose the priors and max_suffixes
+        by how well they segment a held-out fifth of those types (see
+        tuning.py; the chosen values override the configured ones and are
+        saved with the lexicon); false keeps the configured ones.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
         most that many affixes on each side; longer words stay whole).
     min_stem: the shortest stem of a segmented word (the paper has 1; 3,
@@ -102,7 +110,8 @@ def make_morph_segmenter(
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, priors=dict(priors))
-    return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, verbose=verbose, scorer=scorer)
+    return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
+                          verbose=verbose, scorer=scorer)
 
 
 def score_morph_segmentation(examples: Iterable[Example], **kwargs) -> Dict[str, float]:
@@ -125,17 +134,20 @@ class MorphSegmenter(Pipe):
     """Sets `token._.morphs` from a lexicon learned without supervision."""
 
     def __init__(self, vocab: Vocab, name: str = "morph_segmenter", settings: Optional[MorphSettings] = None, *,
-                 clamp_gold: bool = True, verbose: bool = True, scorer: Optional[Callable] = None) -> None:
+                 clamp_gold: bool = True, tune_priors: bool = True, verbose: bool = True,
+                 scorer: Optional[Callable] = None) -> None:
         self.vocab = vocab
         self.name = name
         settings = settings or MorphSettings()
         settings.check(name)
         self.model = MorphModel(settings)
         self.clamp_gold = bool(clamp_gold)
+        self.tune_priors = bool(tune_priors)
         self.verbose = bool(verbose)
         self.scorer = scorer
-        #: what initialization found: gold word types clamped, conflicting golds
-        self.init_report: Dict[str, int] = {}
+        #: what initialization found: gold word types clamped, conflicting
+        #: golds, and with tune_priors the candidate chosen
+        self.init_report: Dict[str, Any] = {}
 
     # ------------------------------------------------------------ learning
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -173,6 +185,8 @@ class MorphSegmenter(Pipe):
         self.init_report = {"sentences": len(sentences), "tokens": sum(map(len, sentences)),
                             "clamped_types": len(clamped), "conflicting_gold_types": conflicts}
         start = time.perf_counter()
+        if clamped and self.tune_priors:
+            self._tune(sentences, clamped)
         self._say(f"{self.name}: sampling from {len(sentences):,} sentences, "
                   f"{self.init_report['tokens']:,} tokens"
                   + (f", {len(clamped):,} word types clamped to their gold" if clamped else "")
@@ -180,6 +194,23 @@ class MorphSegmenter(Pipe):
         self.model.fit(sentences, clamped, progress=self._progress)
         self._say(f"{self.name}: {len(self.model.forms):,} word types segmented in "
                   f"{time.perf_counter() - start:.1f} s")
+
+    def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
+        """Replace the model by one with the priors the annotations choose."""
+        self._say(f"{self.name}: choosing the priors on a held-out fifth of the {len(clamped):,} "
+                  f"annotated types ({len(tuning.TUNING_GRID)} candidates, basic stage)")
+        chosen = tuning.select_settings(
+            self.model.settings, sentences, clamped,
+            report=lambda candidate, f1: self._say(f"{self.name}:   {candidate}: held-out boundary F1 {100 * f1:.1f}"))
+        if chosen is None:
+            self._say(f"{self.name}: too few annotated types to hold out {tuning.MIN_HELD_OUT}; the configured "
+                      f"priors are kept")
+            return
+        settings, results = chosen
+        best = max(results, key=lambda item: item[1])
+        self.init_report["tuned"] = {**best[0], "held_out_f": best[1]}
+        self._say(f"{self.name}: chose {best[0]} (held-out boundary F1 {100 * best[1]:.1f})")
+        self.model = MorphModel(settings)
 
     def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:
         sweeps = self.model.settings.sweeps
