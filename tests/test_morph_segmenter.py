@@ -128,17 +128,23 @@ def _sample_text_and_gold(nlp):
     return text, gold
 
 
-def test_boundary_f1_counts_the_cuts_of_each_type_once():
+def test_boundary_f1_of_a_model_against_hand_counted_cuts():
     from spacy_struct.morph_segmenter.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import boundary_f1
 
     class Fixed:
+        def __init__(self, table):
+            self.table = table
+
         def segment(self, word):
-            return Morphs({"walkers": ("walk", "ers"), "quickly": ("quick", "ly"), "cat": ("cat",)}[word])
+            return Morphs(self.table[word])
 
     gold = {"walkers": Morphs(("walk", "er", "s")), "quickly": Morphs(("quick", "ly")), "cat": Morphs(("c", "at"))}
+    model = Fixed({"walkers": ("walk", "ers"), "quickly": ("quick", "ly"), "cat": ("cat",)})
     # cuts: predicted {4}, {5}, {} against gold {4, 6}, {5}, {1}: 2 right of 2 predicted, 4 expected
-    assert boundary_f1(Fixed(), gold) == pytest.approx(2 * 2 / (2 + 4))
+    assert boundary_f1(model, gold) == pytest.approx(2 * 2 / (2 + 4))
+    assert boundary_f1(Fixed({w: (w,) for w in gold}), gold) == 0.0
+    assert boundary_f1(model, {}) == 0.0
 
 
 def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeypatch):
@@ -153,28 +159,44 @@ def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeyp
     real_fit = MorphModel.fit
 
     def recording_fit(self, sentences, clamped=None, **kwargs):
-        fits.append(set(clamped))
+        fits.append((self.settings, set(clamped)))
         return real_fit(self, sentences, clamped, **kwargs)
 
     monkeypatch.setattr(MorphModel, "fit", recording_fit)
     monkeypatch.setattr(tuning, "MIN_HELD_OUT", 5)
-    grid = [{"gamma_segments": 0.99, "gamma_length": 0.1}, {"gamma_segments": 0.1, "gamma_length": 0.9, "max_suffixes": 3}]
-    settings = MorphSettings(sweeps=5, seed=3)
-    settings.check("test")
-    chosen, results = tuning.select_settings(settings, text, gold, grid)
-    n_held = int(len(gold) * tuning.HELD_OUT)
-    assert len(fits) == 2 and fits[0] == fits[1] and len(fits[0]) == len(gold) - n_held
-    held = set(gold) - fits[0]
-    assert len(held) == n_held
-    # each candidate's figure is its basic-stage model's F1 on exactly the held-out types
-    for (candidate, f1) in results:
+    settings = MorphSettings(sweeps=5, seed=3, priors={"gamma_segments": 0.99})
+    grid = [{"gamma_segments": 0.99},  # the configured value: not run again
+            {"gamma_segments": 0.1, "gamma_length": 0.9, "max_suffixes": 3}]
+    found = tuning.select_settings(settings, text, gold, grid)
+    n_held = int(len(gold) * tuning.HELD_OUT_SHARE)
+    assert [f[0].priors["gamma_segments"] for f in fits] == [0.99, 0.1]
+    assert all(f[0].stage == "basic" for f in fits)
+    assert fits[0][1] == fits[1][1] and len(fits[0][1]) == len(gold) - n_held
+    held = set(gold) - fits[0][1]
+    # each figure is its basic-stage model's F1 on exactly the held-out types
+    assert [c for c, _ in found.results] == [{}, grid[1]]
+    for candidate, f1 in found.results:
         model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic"))
-        real_fit(model, text, {f: gold[f] for f in fits[0]})
+        real_fit(model, text, {f: gold[f] for f in fits[0][1]})
         assert f1 == pytest.approx(tuning.boundary_f1(model, {f: gold[f] for f in held}))
-    best = max(results, key=lambda r: r[1])[0]
-    assert chosen == tuning.apply_candidate(settings, best) and chosen.stage == settings.stage
-    assert results[0][1] != results[1][1]
+    assert found.results[0][1] < found.results[1][1]  # one morph per word, nearly: few cuts
+    assert found.best == grid[1] and found.best_f == found.results[1][1]
+    assert found.settings == tuning.apply_candidate(settings, grid[1]) and found.settings.stage == settings.stage
     assert tuning.select_settings(settings, text, dict(list(gold.items())[:20]), grid) is None
+    with pytest.raises(ValueError, match="gamma_length"):
+        tuning.select_settings(settings, text, gold, [{"gamma_length": 1.5}])
+
+
+def test_a_tie_keeps_the_configured_settings(monkeypatch):
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphSettings
+
+    monkeypatch.setattr(tuning, "MIN_HELD_OUT", 5)
+    text, gold = _sample_text_and_gold(spacy.blank("en"))
+    settings = MorphSettings(sweeps=3, max_suffixes=1, priors={"gamma_length": 0.7})
+    found = tuning.select_settings(settings, text, gold, [{"max_suffixes": 1, "gamma_length": 0.71}])
+    assert found.results[0][1] == found.results[1][1]  # the sample's affixes: both find them all
+    assert found.best == {} and found.settings == tuning.apply_candidate(settings, {})
 
 
 def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):
@@ -189,9 +211,12 @@ def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monke
         nlp.initialize(lambda: train)
         seg = nlp.get_pipe("morph_segmenter")
         settings = seg.model.settings
+        # the final model clamps every annotated type, the held-out ones included
+        _, gold = _sample_text_and_gold(nlp)
+        assert all(tuple(seg.model.segment(form)) == tuple(morphs) for form, morphs in gold.items())
         if tune:
             tuned = seg.init_report["tuned"]
-            assert settings.priors["gamma_length"] == tuned["gamma_length"]
+            assert settings.priors["gamma_length"] == tuned.get("gamma_length", 0.5)
             assert settings.max_suffixes == tuned.get("max_suffixes", 2)
             reloaded = spacy.blank("en")
             reloaded.add_pipe("morph_segmenter").from_bytes(seg.to_bytes())

@@ -277,13 +277,12 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     for seed in seeds:
         start = time.perf_counter()
         scoring = [0.0]
-        chosen = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
-        chosen.check("morph_segmenter")
-        tuned = select_settings(chosen, text, gold) if gold and tune else None
-        if tuned is not None:
-            chosen, results = tuned
-            choices[str(max(results, key=lambda item: item[1])[0])] += 1
-        model = MorphModel(chosen)
+        configured = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
+        configured.check("morph_segmenter")
+        tuned = select_settings(configured, text, gold) if gold and tune else None
+        if gold and tune:
+            choices[str(tuned.best or "the configured") if tuned else "none: too few annotated types"] += 1
+        model = MorphModel(tuned.settings if tuned else configured)
 
         def stage_end(stage: str, snapshot: MorphModel) -> None:
             row = rows.setdefault(stage, Row(stage))

@@ -117,7 +117,9 @@ cdef class MorphSampler:
         gl, gs = settings["gamma_length"], settings["gamma_segments"]
         self.log_gl, self.log_1m_gl = log(gl), log(1 - gl)
         self.log_gs, self.log_1m_gs = log(gs), log(1 - gs)
-        self.log_seg_norm = log(sum(gs * (1 - gs) ** j for j in range(1, 6)))
+        # the number of morphs is geometric, truncated at the most a hypothesis has
+        most = int(np.max(np.asarray(table.n_morphs))) if len(table.n_morphs) else 1
+        self.log_seg_norm = log(sum(gs * (1 - gs) ** j for j in range(1, most + 1)))
         for x, key in enumerate(("gamma_prefix", "gamma_stem", "gamma_suffix")):
             self.log_g[x] = log(settings[key])
             self.log_1m_g[x] = log(1 - settings[key])

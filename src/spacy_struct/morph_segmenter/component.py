@@ -184,9 +184,9 @@ class MorphSegmenter(Pipe):
             clamped[form] = Morphs.from_cuts(form, cuts, stem)
         self.init_report = {"sentences": len(sentences), "tokens": sum(map(len, sentences)),
                             "clamped_types": len(clamped), "conflicting_gold_types": conflicts}
-        start = time.perf_counter()
         if clamped and self.tune_priors:
             self._tune(sentences, clamped)
+        start = time.perf_counter()
         self._say(f"{self.name}: sampling from {len(sentences):,} sentences, "
                   f"{self.init_report['tokens']:,} tokens"
                   + (f", {len(clamped):,} word types clamped to their gold" if clamped else "")
@@ -197,20 +197,26 @@ class MorphSegmenter(Pipe):
 
     def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
         """Replace the model by one with the priors the annotations choose."""
-        self._say(f"{self.name}: choosing the priors on a held-out fifth of the {len(clamped):,} "
-                  f"annotated types ({len(tuning.TUNING_GRID)} candidates, basic stage)")
-        chosen = tuning.select_settings(
-            self.model.settings, sentences, clamped,
-            report=lambda candidate, f1: self._say(f"{self.name}:   {candidate}: held-out boundary F1 {100 * f1:.1f}"))
-        if chosen is None:
-            self._say(f"{self.name}: too few annotated types to hold out {tuning.MIN_HELD_OUT}; the configured "
-                      f"priors are kept")
+        if len(clamped) < tuning.min_annotated_types():
+            self._say(f"{self.name}: the priors are tuned from {tuning.min_annotated_types()} annotated "
+                      f"types on; with {len(clamped)} the configured ones are kept")
             return
-        settings, results = chosen
-        best = max(results, key=lambda item: item[1])
-        self.init_report["tuned"] = {**best[0], "held_out_f": best[1]}
-        self._say(f"{self.name}: chose {best[0]} (held-out boundary F1 {100 * best[1]:.1f})")
-        self.model = MorphModel(settings)
+        start = time.perf_counter()
+        self._say(f"{self.name}: choosing the priors on a held-out fifth of the {len(clamped):,} "
+                  f"annotated types (the configured ones and {len(tuning.TUNING_GRID)} candidates, "
+                  f"basic stage each)")
+        found = tuning.select_settings(
+            self.model.settings, sentences, clamped,
+            report=lambda candidate, f1: self._say(
+                f"{self.name}:   {candidate or 'configured'}: held-out boundary F1 {100 * f1:.1f}"))
+        configured = self.model.settings
+        changes = ", ".join(
+            f"{key} = {value} (configured: {configured.priors[key] if key in configured.priors else getattr(configured, key)})"
+            for key, value in found.best.items())
+        self.init_report["tuned"] = {**found.best, "held_out_f": found.best_f}
+        self._say(f"{self.name}: {'chose ' + changes if changes else 'kept the configured priors'}; held-out "
+                  f"boundary F1 {100 * found.best_f:.1f}, in {time.perf_counter() - start:.1f} s")
+        self.model = MorphModel(found.settings)
 
     def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:
         sweeps = self.model.settings.sweeps

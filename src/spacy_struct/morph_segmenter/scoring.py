@@ -30,7 +30,8 @@ from spacy.training import Example
 from .morphs import CANONICAL_KEY, doc_morphs
 
 
-def _prf(correct: int, predicted: int, gold: int, prefix: str) -> Dict[str, float]:
+def prf(correct: int, predicted: int, gold: int, prefix: str) -> Dict[str, float]:
+    """{prefix}_p, _r and _f from counts (0 where a count is 0)."""
     p = correct / predicted if predicted else 0.0
     r = correct / gold if gold else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
@@ -39,6 +40,13 @@ def _prf(correct: int, predicted: int, gold: int, prefix: str) -> Dict[str, floa
 
 def _cuts(morphs) -> set:
     return set(morphs.cuts) if morphs is not None else set()
+
+
+def cut_counts(gold, predicted) -> Tuple[int, int, int]:
+    """(correct, predicted, gold) boundaries of one word's segmentations
+    (Morphs, or None for a word left whole)."""
+    gc, pc = _cuts(gold), _cuts(predicted)
+    return len(gc & pc), len(pc), len(gc)
 
 
 def boundary_counts(examples: Iterable[Example], by_type: bool = False) -> Tuple[int, int, int]:
@@ -61,10 +69,10 @@ def boundary_counts(examples: Iterable[Example], by_type: bool = False) -> Tuple
                 if token.text in seen:
                     continue
                 seen.add(token.text)
-            gc, pc = _cuts(g), _cuts(p)
-            correct += len(gc & pc)
-            predicted += len(pc)
-            gold += len(gc)
+            c, pc, gc = cut_counts(g, p)
+            correct += c
+            predicted += pc
+            gold += gc
     return correct, predicted, gold
 
 
@@ -72,8 +80,8 @@ def score_morphs(examples: Iterable[Example], **kwargs) -> Dict[str, float]:
     """`spacy_struct.morph_segmenter_scorer.v1`: morph_boundary_p/r/f
     (token-weighted) and morph_type_boundary_p/r/f (type-weighted)."""
     examples = list(examples)
-    scores = _prf(*boundary_counts(examples), "morph_boundary")
-    scores.update(_prf(*boundary_counts(examples, by_type=True), "morph_type_boundary"))
+    scores = prf(*boundary_counts(examples), "morph_boundary")
+    scores.update(prf(*boundary_counts(examples, by_type=True), "morph_type_boundary"))
     return scores
 
 
@@ -119,7 +127,7 @@ def sigmorphon_scores(pairs: Iterable[Tuple[Sequence[str], Sequence[str]]]) -> D
         n_pred += len(guess)
         n_gold += len(gold)
         distance += levenshtein("|".join(gold), "|".join(guess))
-    scores = _prf(correct, n_pred, n_gold, "sigmorphon")
+    scores = prf(correct, n_pred, n_gold, "sigmorphon")
     scores["sigmorphon_distance"] = distance / n if n else 0.0
     return scores
 
