@@ -72,6 +72,19 @@ def trained(sample_sentences):
     return nlp, losses
 
 
+def parser_order(nlp) -> int:
+    return nlp.get_pipe("mst_parser").order
+
+
+def test_the_factory_default_is_second_order_with_the_margin_loss():
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("mst_parser")
+    assert parser.order == 2 and parser.cfg["loss"] == "margin" and parser.cfg["decoder"] == "cle"
+    assert nlp.config["components"]["mst_parser"]["loss"] == "margin"
+    # the other components keep the shared default
+    assert nlp.add_pipe("nested_ner").cfg["loss"] == "crf"
+
+
 def test_training_lowers_the_loss_and_parses_held_out_sentences(trained, dev_sentences):
     nlp, losses = trained
     assert losses[-1] < 0.2 * losses[0]
@@ -111,7 +124,7 @@ def test_one_root_per_sentence_and_the_sentences_are_kept(trained):
 
 def test_multi_root_allows_several_roots(sample_sentences):
     nlp = spacy.blank("en")
-    nlp.add_pipe("mst_parser", config={"model": SMALL_MODEL, "multi_root": True, "loss": "local"})
+    nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=1), "multi_root": True, "loss": "local"})
     examples = examples_from(sample_sentences[:40], nlp.vocab)
     train(nlp, examples, epochs=1)
     parser = nlp.get_pipe("mst_parser")
@@ -197,7 +210,7 @@ def test_serialization_round_trips(trained, tmp_path, dev_sentences):
 
 def test_context_layer_trains_and_round_trips(sample_sentences, dev_sentences, tmp_path):
     nlp = spacy.blank("en")
-    model = dict(SMALL_MODEL, context_width=32, context_depth=1)
+    model = dict(SMALL_MODEL, context_width=32, context_depth=1, order=1)
     nlp.add_pipe("mst_parser", config={"model": model, "loss": "local"})
     losses = train(nlp, examples_from(sample_sentences, nlp.vocab), epochs=6)
     assert losses[-1] < 0.2 * losses[0]
@@ -263,7 +276,7 @@ def test_partial_gold_is_completed_to_a_tree_and_cycles_are_refused(trained):
     nlp, _ = trained
     parser = nlp.get_pipe("mst_parser")
     rng = np.random.default_rng(0)
-    S = rng.normal(size=(5, 5))
+    S = rng.normal(size=(5, 5, 5) if parser.order == 2 else (5, 5))  # parts or arcs
     gold = np.array([-1, 2, 0, -2, -2])
     done = parser.complete_gold(S, gold, "sentence 0")
     assert done[1] == 2 and done[2] == 0
@@ -405,7 +418,7 @@ def test_changing_the_model_shape_at_load_time_is_a_clear_error(trained, tmp_pat
     nlp, _ = trained
     nlp.to_disk(tmp_path / "pipe")
     with pytest.raises(ValueError, match="fixed by training"):
-        spacy.load(tmp_path / "pipe", config={"components": {"mst_parser": {"model": {"order": 2}}}})
+        spacy.load(tmp_path / "pipe", config={"components": {"mst_parser": {"model": {"order": 3 - parser_order(nlp)}}}})
 
 
 def test_decoding_with_several_roots_a_model_trained_with_one_warns(trained, tmp_path):
@@ -497,9 +510,9 @@ def test_the_whitespace_mask_outweighs_any_score(trained):
     parser = nlp.get_pipe("mst_parser")
     doc = Doc(nlp.vocab, words=["a", "\n", "b", " "], spaces=[False] * 4)
     batch = SentenceBatch([doc], [(0, 0, 4)])
-    S = np.zeros((5, 5))
-    S[[2, 4], :] = 1e6          # the whitespace tokens (nodes 2 and 4) would head everything
-    S[0, [2, 4]] = 1e6          # and hang from the root
+    S = np.zeros((5, 5, 5) if parser.order == 2 else (5, 5))  # parts (head, sibling, dependent) or arcs
+    S[[2, 4]] = 1e6             # the whitespace tokens (nodes 2 and 4) would head everything
+    S[0, ..., [2, 4]] = 1e6     # and hang from the root
     heads = parser.structure.argmax(parser.mask_whitespace(batch, [S]))[0]
     assert heads[2] not in (0, -1) and heads[4] not in (0, -1)
     assert not set(heads[1:].tolist()) & {2, 4}

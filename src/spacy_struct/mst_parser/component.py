@@ -6,7 +6,8 @@ its arcs. update: the tree loss ("margin", "crf" or "local", from
 spacy_struct.losses over `DependencyTrees`) on the arcs plus the labeler's
 cross-entropy on the gold arcs.
 
-A second-order scorer (`order = 2` in the model) also scores each arc with
+A second-order scorer (`order = 2` in the model, the factory's default,
+trained with the margin loss) also scores each arc with
 its previous sibling; the parts (arc + sibling, (n+1)^3 per sentence) are
 decoded by `SiblingTrees`: second-order Eisner, followed with "cle" by
 McDonald & Pereira's non-projective search, and trained through the same
@@ -44,6 +45,8 @@ dropout = 0.33
 context_width = 512
 context_depth = 1
 characters = 64
+order = 2
+sibling_width = 100
 """)
 
 
@@ -52,7 +55,7 @@ characters = 64
 SECOND_ORDER_MAX_LENGTH = 200
 
 #: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
-MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False}
+MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False, "loss": "margin"}
 
 
 @Language.factory(
@@ -91,11 +94,11 @@ def make_mst_parser(
 
     decoder: "cle" (Chu-Liu-Edmonds, non-projective) or "eisner" (projective).
     multi_root: allow several words to hang from the root of one sentence.
-    loss: "crf" (tree CRF, the default: at first order it learns fastest,
-        and the three losses end within 0.3 LAS on Gothic), "margin"
-        (cost-augmented structured hinge: the one for second order with
-        the "cle" decoder, as the treebank configs train it) or "local"
-        (per-word head cross-entropy); any loss registered in
+    loss: "margin" (cost-augmented structured hinge, the default: the one
+        for the default second-order model with the "cle" decoder, which
+        the treebank configs train), "crf" (tree CRF: at first order it
+        learns fastest, and the three losses end within 0.3 LAS on Gothic)
+        or "local" (per-word head cross-entropy); any loss registered in
         spacy_struct.losses.
     margin_cost: Hamming cost per wrong head in the "margin" loss.
     max_unsegmented_length: a Doc without sentence boundaries is cut into

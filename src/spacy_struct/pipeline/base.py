@@ -64,8 +64,10 @@ class TrainingDivergedError(FloatingPointError, ValueError):
 def factory_config(model: Any, own_defaults: Dict[str, Any], scorer: str) -> Dict[str, Any]:
     """A structured component's `default_config` for `Language.factory`: its
     default model, its own settings, the shared settings and the name of
-    its registered scorer, in the order `spacy init config` writes them."""
-    return {"model": model, **own_defaults, **SHARED_DEFAULTS, "scorer": {"@scorers": scorer}}
+    its registered scorer, in the order `spacy init config` writes them. A
+    component's own default for a shared setting (mst_parser's loss) wins."""
+    shared = {key: value for key, value in SHARED_DEFAULTS.items() if key not in own_defaults}
+    return {"model": model, **own_defaults, **shared, "scorer": {"@scorers": scorer}}
 
 
 class SentenceBatching:
