@@ -422,16 +422,17 @@ class MSTParser(StructuredComponent):
     # ----------------------------------------------------------- initializing
     def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
         """As `StructuredComponent.initialize`; warns when a second-order
-        model would be trained by a likelihood (over projective trees) and
+        model would be trained by the tree CRF (over projective trees) and
         decoded by the non-projective search, which then meets sibling parts
-        that training never scored."""
+        that training never scored. (The 'local' loss scores every part
+        of the gold tree, crossing arcs included.)"""
         super().initialize(get_examples, nlp=nlp, labels=labels)
-        if self.order == 2 and self.cfg["decoder"] == "cle" and self.cfg["loss"] != "margin":
+        if self.order == 2 and self.cfg["decoder"] == "cle" and self.cfg["loss"] == "crf":
             warnings.warn(
                 f"{self.name}: a second-order model with decoder 'cle' is decoded by a "
-                f"non-projective search, but the {self.cfg['loss']!r} loss trains it on "
-                f"projective trees only; use loss = 'margin' (trained against the search, "
-                f"as McDonald & Pereira 2006) or decoder = 'eisner'",
+                f"non-projective search, but the 'crf' loss trains it on projective "
+                f"trees only; use loss = 'margin' (trained against the search, as "
+                f"McDonald & Pereira 2006) or decoder = 'eisner'",
                 stacklevel=2,
             )
 
