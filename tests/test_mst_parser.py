@@ -607,3 +607,9 @@ def test_empty_docs_at_the_head_of_the_training_data_do_not_break_initialize(sam
     optimizer = nlp.initialize(lambda: examples)
     nlp.update(examples, sgd=optimizer)
     assert len(list(nlp("The cat sat .").sents)) == 1
+
+
+@pytest.mark.parametrize("factory", ["mst_parser", "nested_ner"])
+def test_a_loss_the_structure_cannot_train_is_refused_at_add_pipe(factory):
+    with pytest.raises(ValueError, match=r"loss must be one of \(.*'crf'.*\), got 'multilabel_margin'"):
+        spacy.blank("en").add_pipe(factory, config={"loss": "multilabel_margin"})

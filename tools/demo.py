@@ -12,7 +12,8 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
 - segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (30 steps); otherwise on the embedded segment
+  it for a short budget (30 steps), and when that model finds no segment
+  in the demo sentences yet, or without CRAFT, on the embedded segment
   sample. It tags a few raw sentences, one with a discontinuous mention
   ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
   draws every segment, the fragments of a discontinuous one labeled with
@@ -148,35 +149,44 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     print(f"wrote {output / 'nested_ner.html'}")
 
 
-def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
+def _segment_demo_sentences(config: Path, training: Path, overrides: dict) -> list:
+    """Train `overlap_segmenter` from `config` and tag the demo sentences."""
     import spacy
+
+    from .bench.systems import timed_train
+
+    info = timed_train(config, training, overrides)
+    print(f"trained in {info['seconds'] / 60:.1f} min")
+    return list(spacy.load(training / "model-best").pipe(SEGMENT_SENTENCES))
+
+
+def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
     from spacy import displacy
     from spacy.tokens import Span, SpanGroup
 
-    from .bench.systems import timed_train
     from spacy_struct.convert.craft import convert_file
 
     craft = data_dir / "craft"
+    docs = []
     if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
         print(f"overlap_segmenter: training on CRAFT from {craft} (30 steps)")
         corpus = Path("corpus/craft")
         for split in ("train", "dev"):
             if not (corpus / f"{split}.spacy").exists():
                 convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
-        config = Path("configs/overlap_segmenter_craft.cfg")
         overrides = {"training.max_steps": 30, "training.eval_frequency": 30, "corpora.dev.limit": 30}
-    else:
-        print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
+        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_craft.cfg"), training, overrides)
+        if not any(doc._.segments for doc in docs):
+            print("overlap_segmenter: 30 steps are too few to find CRAFT's segments (`spacy project run "
+                  "segment` trains the full model); the page shows the embedded sample's model instead")
+    if not any(doc._.segments for doc in docs):
+        if not docs:
+            print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
         for split in ("train", "dev"):
             if not Path(f"corpus/sample/segments_{split}.spacy").exists():
                 convert_file(Path(f"corpus/sample/sample-segments-{split}.jsonl"),
                              Path(f"corpus/sample/segments_{split}.spacy"))
-        config, overrides = Path("configs/overlap_segmenter_sample.cfg"), {}
-    info = timed_train(config, training, overrides)
-    print(f"trained in {info['seconds'] / 60:.1f} min")
-
-    nlp = spacy.load(training / "model-best")
-    docs = list(nlp.pipe(SEGMENT_SENTENCES))
+        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_sample.cfg"), training, {})
     for doc in docs:
         print(doc.text)
         view = []

@@ -198,24 +198,30 @@ class MorphSegmenter(Pipe):
     def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
         """Replace the model by one with the priors the annotations choose."""
         if len(clamped) < tuning.min_annotated_types():
-            self._say(f"{self.name}: the priors are tuned from {tuning.min_annotated_types()} annotated "
-                      f"types on; with {len(clamped)} the configured ones are kept")
+            self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
+                      f"{tuning.min_annotated_types()} the priors are tuned on: the configured ones are kept")
             return
-        start = time.perf_counter()
-        self._say(f"{self.name}: choosing the priors on a held-out fifth of the {len(clamped):,} "
-                  f"annotated types (the configured ones and {len(tuning.TUNING_GRID)} candidates, "
-                  f"basic stage each)")
-        found = tuning.select_settings(
-            self.model.settings, sentences, clamped,
-            report=lambda candidate, f1: self._say(
-                f"{self.name}:   {candidate or 'configured'}: held-out boundary F1 {100 * f1:.1f}"))
         configured = self.model.settings
-        changes = ", ".join(
-            f"{key} = {value} (configured: {configured.priors[key] if key in configured.priors else getattr(configured, key)})"
-            for key, value in found.best.items())
+        keys = tuning.tuned_keys()
+        start = time.perf_counter()
+        self._say(f"{self.name}: choosing {', '.join(keys)} on a held-out fifth of the {len(clamped):,} "
+                  f"annotated word types: the configured values ("
+                  + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
+                  + f") and {len(tuning.distinct_candidates(configured)) - 1} other candidates, "
+                  f"each learned at the basic stage")
+
+        def describe(candidate) -> str:
+            return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
+
+        found = tuning.select_settings(
+            configured, sentences, clamped,
+            report=lambda candidate, f1: self._say(
+                f"{self.name}:   {describe(candidate)}: held-out boundary F1 {100 * f1:.1f}"))
         self.init_report["tuned"] = {**found.best, "held_out_f": found.best_f}
-        self._say(f"{self.name}: {'chose ' + changes if changes else 'kept the configured priors'}; held-out "
-                  f"boundary F1 {100 * found.best_f:.1f}, in {time.perf_counter() - start:.1f} s")
+        chosen = ", ".join(f"{k} = {v} (configured: {tuning.current_value(configured, k)})"
+                           for k, v in found.best.items())
+        self._say(f"{self.name}: {'chose ' + chosen if chosen else 'kept the configured values'}; held-out "
+                  f"boundary F1 {100 * found.best_f:.1f}; {time.perf_counter() - start:.1f} s")
         self.model = MorphModel(found.settings)
 
     def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:

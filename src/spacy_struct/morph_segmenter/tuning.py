@@ -56,7 +56,7 @@ class Tuning:
     """What `select_settings` found."""
 
     settings: MorphSettings  # the configured settings with the winner applied
-    best: Candidate  # the winner ({} for the configured settings)
+    best: Candidate  # what the winner changes ({} for the configured settings)
     best_f: float  # its held-out type-weighted boundary F1
     results: List[Tuple[Candidate, float]]  # every candidate, in the order tried
 
@@ -67,6 +67,30 @@ def apply_candidate(settings: MorphSettings, candidate: Candidate, name: str = "
     fields = {k: v for k, v in candidate.items() if k not in DEFAULT_PRIORS}
     out = replace(settings, priors=priors, **fields)
     out.check(name)
+    return out
+
+
+def tuned_keys(grid: Optional[Sequence[Candidate]] = None) -> List[str]:
+    """The settings the grid varies, in a stable order."""
+    return sorted({key for candidate in (TUNING_GRID if grid is None else grid) for key in candidate})
+
+
+def current_value(settings: MorphSettings, key: str) -> Union[float, int]:
+    """A tuned setting's value in `settings` (a prior or a field)."""
+    return settings.priors[key] if key in DEFAULT_PRIORS else getattr(settings, key)
+
+
+def distinct_candidates(settings: MorphSettings, grid: Optional[Sequence[Candidate]] = None) -> List[Candidate]:
+    """The configured settings ({}) and the grid's candidates, each reduced
+    to what it changes, without the ones that change nothing new."""
+    out: List[Candidate] = [{}]
+    seen = [apply_candidate(settings, {})]
+    for candidate in TUNING_GRID if grid is None else grid:
+        changed = {k: v for k, v in candidate.items() if current_value(settings, k) != v}
+        candidate_settings = apply_candidate(settings, changed)
+        if candidate_settings not in seen:
+            seen.append(candidate_settings)
+            out.append(changed)
     return out
 
 
@@ -89,7 +113,8 @@ def select_settings(
     sentences: the text the model learns from.
     clamped: the annotated types (form as `MorphModel.form` gives it -> gold).
     grid: the candidates besides the configured settings (None: TUNING_GRID).
-    report: called with each candidate and its held-out F1 as it is scored.
+    report: called with each candidate (what it changes) and its held-out
+        F1 as it is scored.
     RETURNS: the `Tuning`, or None when fewer than MIN_HELD_OUT types would
         be held out (fewer than `min_annotated_types()` annotated).
     """
@@ -102,13 +127,8 @@ def select_settings(
     held = {form: clamped[form] for form in forms[:n_held]}
     kept = {form: clamped[form] for form in forms[n_held:]}
     results: List[Tuple[Candidate, float]] = []
-    tried: List[MorphSettings] = []
-    for candidate in [{}, *(TUNING_GRID if grid is None else grid)]:
-        candidate_settings = apply_candidate(settings, candidate)
-        if candidate_settings in tried:
-            continue
-        tried.append(candidate_settings)
-        model = MorphModel(replace(candidate_settings, stage=STAGES[0]))
+    for candidate in distinct_candidates(settings, grid):
+        model = MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0]))
         model.fit(sentences, kept)
         f1 = boundary_f1(model, held)
         results.append((dict(candidate), f1))

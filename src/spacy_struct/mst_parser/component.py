@@ -128,6 +128,7 @@ class MSTParser(StructuredComponent):
 
     default_name = "mst_parser"
     own_defaults = MST_PARSER_DEFAULTS
+    unsupported_losses = ("multilabel_margin",)
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """decoder must be one of DECODERS; multi_root is a bool."""

@@ -87,6 +87,7 @@ class NestedNER(StructuredComponent):
     default_name = "nested_ner"
     rule_sentences = False
     own_defaults = NESTED_NER_DEFAULTS
+    unsupported_losses = ("multilabel_margin",)
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """spans_key is a non-empty string, max_width an int >= 0, set_ents a bool."""

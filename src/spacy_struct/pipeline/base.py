@@ -288,6 +288,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
     #: its own whatever the config says), with the value a pipeline saved
     #: before the setting existed was trained with
     learned_settings: Dict[str, Any] = {}
+    #: registered losses that need what the component's structure lacks
+    #: (multilabel_margin needs independent candidates, which trees are not)
+    unsupported_losses: Tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -316,8 +319,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
                 f"{sorted({**SHARED_DEFAULTS, **self.own_defaults})}"
             )
         values = {**SHARED_DEFAULTS, **self.own_defaults, **settings}
-        if values["loss"] not in loss_names():
-            raise ValueError(f"{name}: loss must be one of {loss_names()}, got {values['loss']!r}")
+        usable = tuple(loss for loss in loss_names() if loss not in self.unsupported_losses)
+        if values["loss"] not in usable:
+            raise ValueError(f"{name}: loss must be one of {usable}, got {values['loss']!r}")
         cost = values["margin_cost"]
         if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not np.isfinite(cost) or cost < 0:
             raise ValueError(f"{name}: margin_cost must be a finite number >= 0, got {cost!r}")
