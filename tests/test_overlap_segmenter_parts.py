@@ -441,3 +441,27 @@ def test_craft_converter_names_the_line_of_bad_input(tmp_path, record, message):
     _write(tmp_path / "bad.jsonl", [record])
     with pytest.raises(CRAFTError, match=message):
         convert_file(tmp_path / "bad.jsonl", tmp_path / "out.spacy")
+
+
+def test_a_gapped_weight_counts_gapped_gold_segments_that_many_times_in_the_crf_loss():
+    from spacy_struct.losses import get_loss
+    from spacy_struct.structs.segments import GappedSegments, Segments
+
+    rng = np.random.default_rng(0)
+    S = rng.normal(size=(2, 7, 7))
+    gapped = Segments.from_list([(0, (0, 2))])
+    gold = Segments.from_list([(0, (0, 2)), (0, (3,)), (1, (1, 2, 3))])
+    plain, heavy = GappedSegments(), GappedSegments(gapped_weight=4.0)
+    value, grad = plain.gold_score(S, gold)
+    heavy_value, heavy_grad = heavy.gold_score(S, gold)
+    assert heavy_value == pytest.approx(value + 3 * plain.score(S, gapped))
+    assert np.allclose(heavy_grad - grad, 3 * plain.indicator(S.shape, gapped))
+    # the weighted loss and its gradient agree, on the gapped segment's skip 1 -> 3 too
+    crf = get_loss("crf")
+    loss, (gradient,) = crf(heavy, [S], [gold])
+    for index in [(0, 1, 3), (1, 2, 3), (0, 0, 4)]:
+        moved = S.copy()
+        moved[index] += 1e-6
+        assert (crf(heavy, [moved], [gold])[0] - loss) / 1e-6 == pytest.approx(gradient[index], abs=1e-4)
+    with pytest.raises(ValueError, match="gapped_weight"):
+        GappedSegments(gapped_weight=0)

@@ -52,6 +52,7 @@ SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "contiguous": False,
     "allow_overlap": True,
     "allow_embedding": True,
+    "gapped_weight": 1.0,
 }
 
 #: the losses defined for sets of segments, and the score at which each
@@ -85,6 +86,7 @@ def make_overlap_segmenter(
     contiguous: bool,
     allow_overlap: bool,
     allow_embedding: bool,
+    gapped_weight: float,
     loss: str,
     margin_cost: float,
     max_unsegmented_length: int,
@@ -107,6 +109,9 @@ def make_overlap_segmenter(
         when False, of two segments sharing words (or one inside the other)
         the higher scoring is kept. max_gap and contiguous restrict training
         too: gold segments they exclude are left out, counted and announced.
+    gapped_weight: how many times a gold segment with a gap counts in the
+        "crf" loss (1: once, as every segment); above 1 the model learns a
+        higher rate for gapped segments, which are rare.
     loss: "crf" (each segment present independently with rate exp(score),
         normalized exactly by forward-backward over the segment lattice; see
         structs.segments.GappedSegments) or "multilabel_margin" (the paper's:
@@ -117,7 +122,7 @@ def make_overlap_segmenter(
     return OverlapSegmenter(
         nlp.vocab, model, name, spans_key=spans_key, threshold=threshold, k=k,
         max_gap=max_gap, contiguous=contiguous, allow_overlap=allow_overlap,
-        allow_embedding=allow_embedding, loss=loss, margin_cost=margin_cost,
+        allow_embedding=allow_embedding, gapped_weight=gapped_weight, loss=loss, margin_cost=margin_cost,
         max_unsegmented_length=max_unsegmented_length,
         max_sentence_length=max_sentence_length, scorer=scorer,
     )
@@ -162,7 +167,7 @@ class OverlapSegmenter(StructuredComponent):
         return GappedSegments(
             max_gap=cfg["max_gap"], contiguous=cfg["contiguous"], k=cfg["k"],
             threshold=threshold, allow_overlap=cfg["allow_overlap"],
-            allow_embedding=cfg["allow_embedding"],
+            allow_embedding=cfg["allow_embedding"], gapped_weight=cfg["gapped_weight"],
         )
 
     @property

@@ -355,8 +355,13 @@ class GappedSegments(Structure):
         threshold: float = 0.0,
         allow_overlap: bool = True,
         allow_embedding: bool = True,
+        gapped_weight: float = 1.0,
     ) -> None:
         self.gap = check_gap(max_gap, contiguous)
+        if isinstance(gapped_weight, bool) or not isinstance(gapped_weight, (int, float)) \
+                or not np.isfinite(gapped_weight) or gapped_weight <= 0:
+            raise ValueError(f"gapped_weight must be a finite number > 0, got {gapped_weight!r}")
+        self.gapped_weight = float(gapped_weight)
         self.max_gap = None if self.gap < 0 else self.gap
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ValueError(f"k must be 0 (the sentence length) or positive, got {k!r}")
@@ -425,6 +430,23 @@ class GappedSegments(Structure):
                 uses = np.exp(np.log(shares) + log_mass[:, None, None])
                 out.append((float(mass.sum()), uses))
         return out
+
+    def gold_score(self, scores: np.ndarray, gold: Segments) -> Tuple[float, np.ndarray]:
+        """The gold term of the "crf" loss and its gradient: the gold
+        segments' scores, a gapped one's counted `gapped_weight` times.
+        A weight w is the likelihood of a corpus in which each gapped gold
+        segment appeared w times, so the rate the model learns for gapped
+        segments (1.9% of CRAFT's mentions) rises about w-fold."""
+        if self.gapped_weight == 1.0:
+            return super().gold_score(scores, gold)
+        n = scores.shape[1] - 2
+        value, grad = 0.0, np.zeros(scores.shape, np.float64)
+        for t, words in gold.keys():
+            weight = self.gapped_weight if np.any(np.diff(words) > 1) else 1.0
+            a, b = transitions(n, words)
+            value += weight * float(scores[t, a, b].sum())
+            np.add.at(grad[t], (a, b), weight)
+        return value, grad
 
     def indicator(self, shape: Tuple[int, ...], y: Segments) -> np.ndarray:
         """How often each transition is used by the segments of `y`."""
