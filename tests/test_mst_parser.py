@@ -613,3 +613,15 @@ def test_empty_docs_at_the_head_of_the_training_data_do_not_break_initialize(sam
 def test_a_loss_the_structure_cannot_train_is_refused_at_add_pipe(factory):
     with pytest.raises(ValueError, match=r"loss must be one of \(.*'crf'.*\), got 'multilabel_margin'"):
         spacy.blank("en").add_pipe(factory, config={"loss": "multilabel_margin"})
+
+
+def test_arcs_between_the_pieces_of_a_sentence_cut_for_length_are_left_out_and_counted(sample_sentences):
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=1), "loss": "crf",
+                                                "max_sentence_length": 6})
+    examples = examples_from([s for s in sample_sentences if len(s.words) > 8][:20], nlp.vocab)
+    assert examples
+    nlp.initialize(lambda: examples)
+    with pytest.warns(UserWarning, match="between the pieces of a sentence longer than max_sentence_length = 6"):
+        losses = nlp.update(examples)
+    assert np.isfinite(losses["mst_parser"]) and parser.unrepresentable_gold > 0

@@ -26,7 +26,7 @@ from spacy.training import Example
 from thinc.api import Model
 
 from ..models import ParseScores, SentenceBatch, default_model_config
-from ..pipeline import StructuredComponent, factory_config
+from ..pipeline import StructuredComponent, factory_config, training_ranges
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
 from ..structs.siblings import SiblingTrees
@@ -260,7 +260,12 @@ class MSTParser(StructuredComponent):
         # not a tree is an error in the data. With another tokenization
         # (raw-text training), the alignment can cut a word off its gold
         # sentence: those arcs are left unknown and such sentences skipped.
+        # A sentence longer than max_sentence_length is decoded in pieces:
+        # its arcs between pieces are left out of training and counted.
         retokenized = [t.text for t in eg.predicted] != [t.text for t in ref]
+        whole = {}
+        for s0, e0 in training_ranges(eg, self.cfg["max_unsegmented_length"], len(eg.predicted)):
+            whole.update(dict.fromkeys(range(s0, e0), (s0, e0)))
         label_index = {label: i for i, label in enumerate(self.labels)}
         all_space = {start: all(t.is_space for t in eg.predicted[start:end]) for start, end in ranges}
         golds, kept = [], []
@@ -275,6 +280,12 @@ class MSTParser(StructuredComponent):
                 h = int(heads[t])
                 if not start <= h < end and retokenized:
                     self.count_misaligned("arcs")
+                    continue
+                if not start <= h < end and whole[t][0] <= h < whole[t][1]:
+                    self.count_unrepresentable(
+                        f"gold arcs between the pieces of a sentence longer than "
+                        f"max_sentence_length = {self.max_sentence_length} (decoded in pieces) are "
+                        f"left out of training (first: token {t} in example {index})")
                     continue
                 if not start <= h < end:
                     raise self.gold_error(index, eg, (
