@@ -21,9 +21,11 @@ def segmentation_of(table, h):
     return strings[:stem], strings[stem], strings[stem + 1:]
 
 
-def log_joint(segs, tags, sentences, words, settings, active_tags, token_pos, token_seg):
+def log_joint(segs, tags, sentences, words, settings, active_tags, token_pos, token_seg, most_morphs=5):
     """segs: per type (prefixes, stem, suffixes); tags: per type; sentences:
-    lists of type ids; words: the types' strings."""
+    lists of type ids; words: the types' strings; most_morphs: the most
+    morphs a hypothesis of the table has (where the geometric prior on the
+    number of morphs is truncated)."""
     gl, gs = settings["gamma_length"], settings["gamma_segments"]
     alpha = settings["alpha"]
     total = 0.0
@@ -36,7 +38,7 @@ def log_joint(segs, tags, sentences, words, settings, active_tags, token_pos, to
         total += log(gl) + len(s) * log(1 - gl)
     for lexicon, key in ((prefixes, "gamma_prefix"), (stems, "gamma_stem"), (suffixes, "gamma_suffix")):
         total += log(settings[key]) + len(lexicon) * log(1 - settings[key])
-    norm = sum(gs * (1 - gs) ** j for j in range(1, 6))
+    norm = sum(gs * (1 - gs) ** j for j in range(1, most_morphs + 1))
     for pre, stem, suf in segs:
         total += log(gs) + (len(pre) + 1 + len(suf)) * log(1 - gs) - log(norm)
     total += _dm(Counter(tags).values(), alpha, active_tags)

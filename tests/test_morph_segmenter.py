@@ -203,10 +203,12 @@ def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monke
     from spacy_struct.morph_segmenter import tuning
 
     monkeypatch.setattr(tuning, "MIN_HELD_OUT", 5)
-    monkeypatch.setattr(tuning, "TUNING_GRID", ({"gamma_length": 0.9, "max_suffixes": 3}, {"gamma_length": 0.2}))
+    monkeypatch.setattr(tuning, "TUNING_GRID", ({"gamma_segments": 0.5, "max_suffixes": 3}, {"gamma_length": 0.2}))
     for tune in (True, False):
         nlp = spacy.blank("en")
-        nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False, "tune_priors": tune})
+        # the configured prior on the number of morphs all but forbids a cut: a candidate must win
+        nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False, "tune_priors": tune,
+                                                "priors": {"gamma_segments": 0.99}})
         train = _examples(nlp, "morph_train.spacy")
         nlp.initialize(lambda: train)
         seg = nlp.get_pipe("morph_segmenter")
@@ -216,11 +218,11 @@ def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monke
         assert all(tuple(seg.model.segment(form)) == tuple(morphs) for form, morphs in gold.items())
         if tune:
             tuned = seg.init_report["tuned"]
-            assert settings.priors["gamma_length"] == tuned.get("gamma_length", 0.5)
-            assert settings.max_suffixes == tuned.get("max_suffixes", 2)
+            assert tuned["gamma_segments"] == 0.5 and settings.priors["gamma_segments"] == 0.5
+            assert settings.max_suffixes == tuned["max_suffixes"] == 3
             reloaded = spacy.blank("en")
             reloaded.add_pipe("morph_segmenter").from_bytes(seg.to_bytes())
             assert reloaded.get_pipe("morph_segmenter").model.settings == settings
         else:
             assert "tuned" not in seg.init_report
-            assert settings.priors["gamma_length"] == 0.5 and settings.max_suffixes == 2
+            assert settings.priors["gamma_segments"] == 0.99 and settings.max_suffixes == 2

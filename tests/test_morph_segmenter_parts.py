@@ -238,7 +238,7 @@ SETTINGS = {"gamma_length": 0.5, "gamma_segments": 0.5, "gamma_prefix": 1 / 1.1,
 STAGES = [(1, False, False), (3, False, False), (3, True, False), (3, True, True)]
 
 
-def _toy_sampler(seed=0):
+def _toy_sampler(seed=0, max_suffixes=2):
     from spacy_struct.morph_segmenter._sampler import MorphSampler
     from spacy_struct.morph_segmenter.context import build_context
     from spacy_struct.morph_segmenter.hypotheses import build_hypotheses
@@ -249,7 +249,7 @@ def _toy_sampler(seed=0):
     sentences.append([6, 6, 0])  # a type next to itself
     for i in range(len(words)):  # every type has tokens
         sentences.append([i])
-    table = build_hypotheses(words, clamped={3: ((4,), 0)})
+    table = build_hypotheses(words, clamped={3: ((4,), 0)}, max_suffixes=max_suffixes)
     context = build_context(sentences, words)
     return MorphSampler(table, context, 3, SETTINGS, seed), table, sentences, words
 
@@ -259,12 +259,15 @@ def _reference(sampler, table, sentences, words, stage, tags=None, hyps=None):
 
     tags = list(sampler.tags_array) if tags is None else tags
     hyps = list(sampler.hyps_array) if hyps is None else hyps
-    return log_joint([segmentation_of(table, h) for h in hyps], tags, sentences, words, SETTINGS, *stage)
+    return log_joint([segmentation_of(table, h) for h in hyps], tags, sentences, words, SETTINGS, *stage,
+                     most_morphs=int(np.max(table.n_morphs)))
 
 
+@pytest.mark.parametrize("max_suffixes", [2, 3])
 @pytest.mark.parametrize("stage", STAGES)
-def test_every_move_of_the_sampler_follows_the_joint_recomputed_from_scratch(stage):
-    sampler, table, sentences, words = _toy_sampler()
+def test_every_move_of_the_sampler_follows_the_joint_recomputed_from_scratch(stage, max_suffixes):
+    sampler, table, sentences, words = _toy_sampler(max_suffixes=max_suffixes)
+    assert np.max(table.n_morphs) == 3 + max_suffixes  # up to 2 prefixes, a stem and the suffixes
     for k, earlier in enumerate(STAGES[:STAGES.index(stage) + 1]):
         sampler.set_stage(*earlier)
         sampler.sweep()
@@ -314,7 +317,7 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
     for t in range(3):
         for k in range(len(new.n_morphs)):
             scores[t, k] = log_joint(segs + [segmentation_of(new, k)], tags + [t], sentences, words + ["talking"],
-                                     SETTINGS, 3, False, False)
+                                     SETTINGS, 3, False, False, most_morphs=int(np.max(table.n_morphs)))
     assert scores[tag, h] == pytest.approx(max(scores.values()), abs=1e-9)
 
 

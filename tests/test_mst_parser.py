@@ -625,3 +625,16 @@ def test_arcs_between_the_pieces_of_a_sentence_cut_for_length_are_left_out_and_c
     with pytest.warns(UserWarning, match="between the pieces of a sentence longer than max_sentence_length = 6"):
         losses = nlp.update(examples)
     assert np.isfinite(losses["mst_parser"]) and parser.unrepresentable_gold > 0
+
+
+@pytest.mark.parametrize("loss, warns", [("crf", True), ("local", False), ("margin", False)])
+def test_only_the_crf_loss_warns_with_second_order_and_the_search(sample_sentences, loss, warns):
+    import warnings
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=2), "loss": loss, "decoder": "cle"})
+    examples = examples_from(sample_sentences[:5], nlp.vocab)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nlp.initialize(lambda: examples)
+    assert any("trains it on projective trees only" in str(w.message) for w in caught) == warns

@@ -160,3 +160,10 @@ def test_multilabel_margin_trains_too():
     for _ in range(60):
         last = nlp.update(examples, sgd=optimizer, losses={})["overlap_segmenter"]
     assert last < first / 4
+
+
+@pytest.mark.parametrize("settings", [{"loss": "multilabel_margin"}, {"contiguous": True}, {"max_gap": 0}])
+def test_a_gapped_weight_that_would_do_nothing_is_refused(settings):
+    with pytest.raises(ValueError, match="gapped_weight = 5.0 weights gapped gold segments"):
+        spacy.blank("en").add_pipe("overlap_segmenter", config={"gapped_weight": 5.0, **settings})
+    spacy.blank("en").add_pipe("overlap_segmenter", config={"gapped_weight": 5.0})

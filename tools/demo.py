@@ -186,7 +186,7 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
             if not Path(f"corpus/sample/segments_{split}.spacy").exists():
                 convert_file(Path(f"corpus/sample/sample-segments-{split}.jsonl"),
                              Path(f"corpus/sample/segments_{split}.spacy"))
-        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_sample.cfg"), training, {})
+        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_sample.cfg"), training / "sample", {})
     for doc in docs:
         print(doc.text)
         view = []

@@ -197,15 +197,15 @@ class MorphSegmenter(Pipe):
 
     def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
         """Replace the model by one with the priors the annotations choose."""
-        if len(clamped) < tuning.min_annotated_types():
+        if not tuning.can_tune(len(clamped)):
             self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
-                      f"{tuning.min_annotated_types()} the priors are tuned on: the configured ones are kept")
+                      f"{tuning.min_annotated_types()} the priors are tuned on: the configured values are kept")
             return
         configured = self.model.settings
         keys = tuning.tuned_keys()
         start = time.perf_counter()
-        self._say(f"{self.name}: choosing {', '.join(keys)} on a held-out fifth of the {len(clamped):,} "
-                  f"annotated word types: the configured values ("
+        self._say(f"{self.name}: choosing {', '.join(keys)} on a held-out {tuning.HELD_OUT_SHARE:.0%} of the "
+                  f"{len(clamped):,} annotated word types: the configured values ("
                   + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
                   + f") and {len(tuning.distinct_candidates(configured)) - 1} other candidates, "
                   f"each learned at the basic stage")

@@ -46,9 +46,17 @@ HELD_OUT_SHARE = 0.2
 MIN_HELD_OUT = 50
 
 
+def can_tune(n_annotated: int) -> bool:
+    """Whether that many annotated types hold out at least MIN_HELD_OUT."""
+    return int(n_annotated * HELD_OUT_SHARE) >= MIN_HELD_OUT
+
+
 def min_annotated_types() -> int:
     """The fewest annotated types for which the priors are tuned."""
-    return int(-(-MIN_HELD_OUT // HELD_OUT_SHARE))
+    n = MIN_HELD_OUT
+    while not can_tune(n):
+        n += 1
+    return n
 
 
 @dataclass
@@ -121,9 +129,9 @@ def select_settings(
     settings = apply_candidate(settings, {})
     forms = sorted(clamped)
     random.Random(settings.seed).shuffle(forms)
-    n_held = int(len(forms) * HELD_OUT_SHARE)
-    if n_held < MIN_HELD_OUT:
+    if not can_tune(len(forms)):
         return None
+    n_held = int(len(forms) * HELD_OUT_SHARE)
     held = {form: clamped[form] for form in forms[:n_held]}
     kept = {form: clamped[form] for form in forms[n_held:]}
     results: List[Tuple[Candidate, float]] = []

@@ -99,7 +99,7 @@ def make_mst_parser(
         the treebank configs train), "crf" (tree CRF: at first order it
         learns fastest, and the three losses end within 0.3 LAS on Gothic)
         or "local" (per-word head cross-entropy); any loss registered in
-        spacy_struct.losses.
+        spacy_struct.losses that a tree can take (not "multilabel_margin").
     margin_cost: Hamming cost per wrong head in the "margin" loss.
     max_unsegmented_length: a Doc without sentence boundaries is cut into
         sentences by rule, and pieces longer than this are cut evenly; in

@@ -68,7 +68,8 @@ def make_nested_ner(
     loss: "crf" (tree CRF over nested span sets, the default: best on GENIA),
         "margin" (structured hinge with a Hamming cost of `margin_cost` per
         wrong span) or "local" (each span's label on its own); any loss
-        registered in spacy_struct.losses.
+        registered in spacy_struct.losses that a tree can take (not
+        "multilabel_margin").
     max_width: longest span (in tokens) considered, for speed; 0 for no limit.
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).

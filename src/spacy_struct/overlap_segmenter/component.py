@@ -158,6 +158,13 @@ class OverlapSegmenter(StructuredComponent):
             self._structure(settings)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{name}: {err}") from None
+        weight = settings["gapped_weight"]
+        if weight != 1 and (settings["loss"] != "crf" or settings["contiguous"] or settings["max_gap"] == 0):
+            raise ValueError(
+                f"{name}: gapped_weight = {weight!r} weights gapped gold segments in the 'crf' loss; "
+                f"with loss = {settings['loss']!r}, contiguous = {settings['contiguous']} and "
+                f"max_gap = {settings['max_gap']!r} it would do nothing"
+            )
 
     @staticmethod
     def _structure(cfg: Dict[str, Any]) -> GappedSegments:

@@ -281,8 +281,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
 
     #: the name a component gets when none is given
     default_name = "structured_component"
-    #: the component's own settings and their defaults, beside SHARED_DEFAULTS;
-    #: its factory's `default_config` is built from both
+    #: the component's own settings and their defaults, beside SHARED_DEFAULTS
+    #: (an own default for a shared setting wins); its factory's
+    #: `default_config` is built from both
     own_defaults: Dict[str, Any] = {}
     #: own settings that shape the trained model (so a saved pipeline keeps
     #: its own whatever the config says), with the value a pipeline saved
@@ -384,7 +385,10 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
                 raise ValueError(
                     f"{self.name}: the model the config describes does not have the shape of "
                     f"the saved one ({err}); settings of the model's architecture (widths, "
-                    f"order) are fixed by training: load without changing them, or train again"
+                    f"order) are fixed by training: load without changing them, or train again. "
+                    f"A config.cfg that leaves a model setting out takes the factory's default, "
+                    f"which may have changed since the pipeline was saved (mst_parser's order: "
+                    f"2 now, 1 before): add the setting to its [model] block"
                 ) from err
             raise
         self._check_saved_component(where)

@@ -340,7 +340,9 @@ class GappedSegments(Structure):
       own evidence. A gold set holds a segment 0 or 1 times, and the
       maximum-likelihood rate of a 0/1 count is its mean, so exp(f(y))
       estimates the probability that y is gold: f(y) > log(1/2) = -0.69 is
-      the decision point.
+      the decision point. With `gapped_weight` w != 1 each gapped gold
+      segment counts w times in the gold term (see `gold_score`), so a
+      gapped segment's exp(f(y)) estimates w times that probability.
     - `candidates` / `candidate_indicator`: what the paper's multilabel
       margin loss needs (the k-best wrong segments and the gold ones).
     """
@@ -434,11 +436,13 @@ class GappedSegments(Structure):
     def gold_score(self, scores: np.ndarray, gold: Segments) -> Tuple[float, np.ndarray]:
         """The gold term of the "crf" loss and its gradient: the gold
         segments' scores, a gapped one's counted `gapped_weight` times.
-        A weight w is the likelihood of a corpus in which each gapped gold
-        segment appeared w times, so the rate the model learns for gapped
-        segments (1.9% of CRAFT's mentions) rises about w-fold."""
+        With a weight w the loss is, up to a constant, the negative
+        log-likelihood of a corpus in which each gapped gold segment
+        appeared w times, so the rate the model learns for gapped segments
+        (1.9% of CRAFT's mentions) rises about w-fold."""
         if self.gapped_weight == 1.0:
             return super().gold_score(scores, gold)
+        gold = self.gold_target(scores, gold)
         n = scores.shape[1] - 2
         value, grad = 0.0, np.zeros(scores.shape, np.float64)
         for t, words in gold.keys():
