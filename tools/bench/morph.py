@@ -20,8 +20,8 @@ passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation. With
 `--semi` the gold of the train words is given to FlatCat (annotations) and
 to morph_segmenter (clamped types), which runs twice: with the paper's
-priors, and with the priors those annotations choose (`tune_priors`). `--supervised LABEL=PIPELINE` adds a
-trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
+priors, and with the priors those annotations choose (`tune_priors`).
+`--supervised LABEL=PIPELINE` adds a trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
 from the train split's gold), run over the dev docs' words in context and
 scored by the same functions. All systems see the words lowercased
 where that keeps their length; the cuts apply to the word as written.
@@ -279,8 +279,9 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         scoring = [0.0]
         configured = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
         configured.check("morph_segmenter")
-        tuned = select_settings(configured, text, gold) if gold and tune else None
+        tuned = None
         if gold and tune:
+            tuned = select_settings(configured, text, gold)
             choices[str(tuned.best or "the configured") if tuned else "none: too few annotated types"] += 1
         model = MorphModel(tuned.settings if tuned else configured)
 

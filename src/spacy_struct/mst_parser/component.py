@@ -16,7 +16,7 @@ batching are the shared `StructuredComponent`'s.
 """
 
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, IS_SPACE
@@ -263,9 +263,12 @@ class MSTParser(StructuredComponent):
         # A sentence longer than max_sentence_length is decoded in pieces:
         # its arcs between pieces are left out of training and counted.
         retokenized = [t.text for t in eg.predicted] != [t.text for t in ref]
-        whole = {}
-        for s0, e0 in training_ranges(eg, self.cfg["max_unsegmented_length"], len(eg.predicted)):
-            whole.update(dict.fromkeys(range(s0, e0), (s0, e0)))
+        uncut: List[Tuple[int, int]] = []  # the sentences before any cut for length, when needed
+
+        def same_sentence(t: int, h: int) -> bool:
+            if not uncut:
+                uncut.extend(training_ranges(eg, self.cfg["max_unsegmented_length"], len(eg.predicted)))
+            return any(s0 <= t < e0 and s0 <= h < e0 for s0, e0 in uncut)
         label_index = {label: i for i, label in enumerate(self.labels)}
         all_space = {start: all(t.is_space for t in eg.predicted[start:end]) for start, end in ranges}
         golds, kept = [], []
@@ -281,7 +284,7 @@ class MSTParser(StructuredComponent):
                 if not start <= h < end and retokenized:
                     self.count_misaligned("arcs")
                     continue
-                if not start <= h < end and whole[t][0] <= h < whole[t][1]:
+                if not start <= h < end and same_sentence(t, h):
                     self.count_unrepresentable(
                         f"gold arcs between the pieces of a sentence longer than "
                         f"max_sentence_length = {self.max_sentence_length} (decoded in pieces) are "
