@@ -180,7 +180,7 @@ def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeyp
         real_fit(model, text, {f: gold[f] for f in fits[0][1]})
         assert f1 == pytest.approx(tuning.boundary_f1(model, {f: gold[f] for f in held}))
     assert found.results[0][1] < found.results[1][1]  # one morph per word, nearly: few cuts
-    assert found.best == grid[1] and found.best_f == found.results[1][1]
+    assert found.best == grid[1] and found.best_value == found.results[1][1] and found.criterion == tuning.HELD_OUT_F1
     assert found.settings == tuning.apply_candidate(settings, grid[1]) and found.settings.stage == settings.stage
     assert tuning.select_settings(settings, text, dict(list(gold.items())[:20]), grid) is None
     with pytest.raises(ValueError, match="gamma_length"):
@@ -197,6 +197,97 @@ def test_a_tie_keeps_the_configured_settings(monkeypatch):
     found = tuning.select_settings(settings, text, gold, [{"max_suffixes": 1, "gamma_length": 0.71}])
     assert found.results[0][1] == found.results[1][1]  # the sample's affixes: both find them all
     assert found.best == {} and found.settings == tuning.apply_candidate(settings, {})
+
+
+class _FixedSegmentation:
+    """A stand-in for MorphModel: a fixed table of segmentations."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def form(self, word):
+        return word.lower()
+
+    def segment(self, word):
+        return self.table.get(self.form(word), (self.form(word),))
+
+
+def test_code_length_against_the_sum_over_every_token_and_letter():
+    import math
+    from collections import Counter
+
+    from spacy_struct.morph_segmenter.tuning import code_length
+
+    text = [["Walked", "talks", "walks"], ["talked", "walk", "walked"]]
+    split = _FixedSegmentation({"walked": ("walk", "ed"), "talks": ("talk", "s"), "walks": ("walk", "s"),
+                                "talked": ("talk", "ed")})
+    tokens = [m for sentence in text for w in sentence for m in split.segment(w)]
+    counts = Counter(tokens)
+    lexicon = sorted(counts)  # each morph spelled once, then an end mark
+    letters = Counter("".join(lexicon)) + Counter({"#": len(lexicon)})
+    expected = (-sum(math.log(counts[m] / len(tokens)) for m in tokens)
+                - sum(math.log(letters[ch] / sum(letters.values())) for m in lexicon for ch in m + "#")
+                - math.log(math.factorial(len(lexicon))))
+    assert code_length(split, text) == pytest.approx(expected)
+    # the words are made of few morphs: sending the morphs is shorter than sending the words
+    stems, endings = ["walk", "talk", "jump", "play", "look", "call"], ["", "s", "ed", "ing"]
+    words = [[stem + ending for stem in stems for ending in endings]] * 3
+    whole = _FixedSegmentation({})
+    cut = _FixedSegmentation({s + e: (s, e) for s in stems for e in endings if e})
+    assert code_length(cut, words) < code_length(whole, words)
+
+
+def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypatch):
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    text, gold = _sample_text_and_gold(spacy.blank("en"))
+    fitted = []
+    real_fit = MorphModel.fit
+
+    def recording_fit(self, sentences, clamped=None, **kwargs):
+        fitted.append((self.settings, dict(clamped or {})))
+        return real_fit(self, sentences, clamped, **kwargs)
+
+    monkeypatch.setattr(MorphModel, "fit", recording_fit)
+    settings = MorphSettings(sweeps=5, seed=1)
+    grid = [{"gamma_length": 0.5}, {"gamma_length": 0.05}, {"gamma_length": 0.9}]
+    found = tuning.select_by_code_length(settings, text, None, grid)
+    assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9]  # 0.5 is the configured value
+    assert all(f[0].stage == "basic" and f[1] == {} for f in fitted)
+    assert found.criterion == tuning.CODE_LENGTH and [c for c, _ in found.results] == [{}, grid[1], grid[2]]
+    for candidate, value in found.results:
+        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic"))
+        real_fit(model, text)
+        assert value == pytest.approx(tuning.code_length(model, text))
+    best = min(found.results, key=lambda item: item[1])
+    assert found.best == best[0] and found.best_value == best[1]
+    assert found.settings == tuning.apply_candidate(settings, best[0])
+    # a few annotated types are clamped in every candidate
+    some = dict(list(gold.items())[:3])
+    fitted.clear()
+    tuning.select_by_code_length(settings, text, some, grid[:2])
+    assert all(f[1] == some for f in fitted)
+
+
+def test_initialize_without_annotations_chooses_the_length_prior(monkeypatch):
+    from spacy_struct.morph_segmenter import tuning
+
+    monkeypatch.setattr(tuning, "LENGTH_GRID", ({"gamma_length": 0.05}, {"gamma_length": 0.9}))
+    for tune in (True, False):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False, "tune_priors": tune,
+                                                "clamp_gold": False})
+        nlp.initialize(lambda: _examples(nlp, "morph_train.spacy"))
+        seg = nlp.get_pipe("morph_segmenter")
+        if tune:
+            tuned = seg.init_report["tuned"]
+            assert tuned["criterion"] == tuning.CODE_LENGTH
+            assert seg.model.settings.priors["gamma_length"] == tuned.get("gamma_length", 0.5)
+        else:
+            assert "tuned" not in seg.init_report and seg.model.settings.priors["gamma_length"] == 0.5
 
 
 def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):

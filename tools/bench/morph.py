@@ -17,9 +17,12 @@ Baseline's segmentation, perplexity threshold `--flatcat-ppl`), run by
 their own command-line tools in the virtual environment the workflow
 makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
-each stage's state scored as that row of Lee et al.'s ablation. With
-`--semi` the gold of the train words is given to FlatCat (annotations) and
-to morph_segmenter (clamped types), which runs twice: with the paper's
+each stage's state scored as that row of Lee et al.'s ablation, with the
+length prior chosen by the text's code length as the component's
+`tune_priors` chooses it; beside it, the basic stage with the paper's
+priors as the control of that choice. With `--semi` the gold of the
+train words is given to FlatCat (annotations) and to morph_segmenter
+(clamped types), which runs twice through every stage: with the paper's
 priors, and with the priors those annotations choose (`tune_priors`).
 `--supervised LABEL=PIPELINE` adds a trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
 from the train split's gold), run over the dev docs' words in context and
@@ -264,11 +267,12 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     """morph_segmenter, one run per seed; a row per stage. `settings`:
     MorphSettings fields other than their defaults. With `clamped` types
     and `tune`, each seed first chooses its priors on a held-out fifth of
-    them, as the component's `tune_priors` does (its time is counted in the
-    seconds to the model), and the rows' note names the choices."""
+    them, without annotations by the text's code length, as the component's
+    `tune_priors` does (its time is counted in the seconds to the model),
+    and the rows' note names the choices."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.morph_segmenter.morphs import Morphs
-    from spacy_struct.morph_segmenter.tuning import select_settings
+    from spacy_struct.morph_segmenter.tuning import can_tune, select_by_code_length, select_settings
 
     rows: Dict[str, Row] = {}
     speeds: Dict[str, List[float]] = {}
@@ -280,9 +284,12 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         configured = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
         configured.check("morph_segmenter")
         tuned = None
-        if gold and tune:
-            tuned = select_settings(configured, text, gold)
-            choices[str(tuned.best or "the configured") if tuned else "none: too few annotated types"] += 1
+        if tune:
+            if can_tune(len(gold)):
+                tuned = select_settings(configured, text, gold)
+            else:
+                tuned = select_by_code_length(configured, text, gold)
+            choices[f"{tuned.best or 'the configured'} by {tuned.criterion}"] += 1
         model = MorphModel(tuned.settings if tuned else configured)
 
         def stage_end(stage: str, snapshot: MorphModel) -> None:
@@ -330,14 +337,15 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     last = "pos" if level == "word" else "token_seg"
     names = {"basic": "basic", "pos": "+ tags", "token_pos": "+ tag HMM over tokens",
              "token_seg": "+ agreement of neighbours (full model)"}
-    # semi-supervised: the paper's priors, then the priors the annotations choose
-    for tune, how in ((False, " (clamped train gold, the paper's priors)"),
-                      (True, " (clamped train gold, priors chosen on held-out train types)")):
-        if tune and not semi:
-            break
-        ours = run_ours(text, references, last, seeds, sweeps, annotations, settings, tune=tune)
+    if semi:  # the paper's priors, then the priors the annotations choose, through every stage
+        runs = ((False, last, " (clamped train gold, the paper's priors)"),
+                (True, last, " (clamped train gold, priors chosen on held-out train types)"))
+    else:  # the length prior the code length chooses, and the paper's as the control at the basic stage
+        runs = ((True, last, ""), (False, "basic", ", the paper's priors (no tuning)"))
+    for tune, until, how in runs:
+        ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune)
         for stage, row in ours.items():
-            row.label = f"morph_segmenter: {names[stage]}" + (how if semi else "")
+            row.label = f"morph_segmenter: {names[stage]}{how}"
             rows.append(row)
     rows.extend(supervised_rows(references, supervised))
     cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""

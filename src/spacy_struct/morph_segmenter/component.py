@@ -7,8 +7,9 @@ text named in the `[initialize.components.<name>]` block (`extra_text`),
 and prints its progress. Where the training examples carry gold morphs
 (`token._.morphs` on the reference) and `clamp_gold` is on, those word
 types keep their gold (semi-supervised, as Morfessor FlatCat uses
-annotations), and with `tune_priors` the annotations first choose the
-priors (tuning.py). After that, segmenting is a lookup of the learned lexicon,
+annotations). With `tune_priors` the priors are chosen first
+(tuning.py): by the annotations where there are enough of them, else the
+length prior by the code length of the text. After that, segmenting is a lookup of the learned lexicon,
 or the model's best segmentation for a word it never saw; no sampling.
 """
 
@@ -94,10 +95,12 @@ def make_morph_segmenter(
     lowercase: model "The" and "the" as one word type.
     clamp_gold: keep the gold segmentation of the word types that have one
         in the training examples (semi-supervised); false ignores it.
-    tune_priors: with annotated types, choose the priors and max_suffixes
-        by how well they segment a held-out fifth of those types (see
-        tuning.py; the chosen values override the configured ones and are
-        saved with the lexicon); false keeps the configured ones.
+    tune_priors: choose the priors before sampling (see tuning.py): with
+        enough annotated types, the priors and max_suffixes that segment a
+        held-out fifth of those types best; otherwise the length prior
+        (gamma_length) under which the text's segmentation is shortest to
+        send. The chosen values override the configured ones and are saved
+        with the lexicon; false keeps the configured ones.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
         most that many affixes on each side; longer words stay whole).
     min_stem: the shortest stem of a segmented word (the paper has 1; 3,
@@ -184,7 +187,7 @@ class MorphSegmenter(Pipe):
             clamped[form] = Morphs.from_cuts(form, cuts, stem)
         self.init_report = {"sentences": len(sentences), "tokens": sum(map(len, sentences)),
                             "clamped_types": len(clamped), "conflicting_gold_types": conflicts}
-        if clamped and self.tune_priors:
+        if self.tune_priors:
             self._tune(sentences, clamped)
         start = time.perf_counter()
         self._say(f"{self.name}: sampling from {len(sentences):,} sentences, "
@@ -196,32 +199,43 @@ class MorphSegmenter(Pipe):
                   f"{time.perf_counter() - start:.1f} s")
 
     def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
-        """Replace the model by one with the priors the annotations choose."""
-        if not tuning.can_tune(len(clamped)):
-            self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
-                      f"{tuning.min_annotated_types()} the priors are tuned on: the configured values are kept")
-            return
+        """Replace the model by one with the priors chosen: on held-out
+        annotated types when there are enough, else by code length."""
         configured = self.model.settings
-        keys = tuning.tuned_keys()
+        held_out = tuning.can_tune(len(clamped))
+        grid = tuning.TUNING_GRID if held_out else tuning.LENGTH_GRID
+        keys = tuning.tuned_keys(grid)
+        if held_out:
+            how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"
+        else:
+            how = "by the code length of the text's segmentation"
+            if clamped:
+                self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
+                          f"{tuning.min_annotated_types()} the priors are tuned on")
         start = time.perf_counter()
-        self._say(f"{self.name}: choosing {', '.join(keys)} on a held-out {tuning.HELD_OUT_SHARE:.0%} of the "
-                  f"{len(clamped):,} annotated word types: the configured values ("
+        self._say(f"{self.name}: choosing {', '.join(keys)} {how}: the configured values ("
                   + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
-                  + f") and {len(tuning.distinct_candidates(configured)) - 1} other candidates, "
+                  + f") and {len(tuning.distinct_candidates(configured, grid)) - 1} other candidates, "
                   f"each learned at the basic stage")
 
         def describe(candidate) -> str:
             return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
 
-        found = tuning.select_settings(
-            configured, sentences, clamped,
-            report=lambda candidate, f1: self._say(
-                f"{self.name}:   {describe(candidate)}: held-out boundary F1 {100 * f1:.1f}"))
-        self.init_report["tuned"] = {**found.best, "held_out_f": found.best_f}
+        def figure(value: float) -> str:
+            return f"{tuning.HELD_OUT_F1} {100 * value:.1f}" if held_out else f"{tuning.CODE_LENGTH} {value:,.0f} nats"
+
+        def report(candidate, value) -> None:
+            self._say(f"{self.name}:   {describe(candidate)}: {figure(value)}")
+
+        if held_out:
+            found = tuning.select_settings(configured, sentences, clamped, grid, report=report)
+        else:
+            found = tuning.select_by_code_length(configured, sentences, clamped, grid, report=report)
+        self.init_report["tuned"] = {**found.best, "criterion": found.criterion, "value": found.best_value}
         chosen = ", ".join(f"{k} = {v} (configured: {tuning.current_value(configured, k)})"
                            for k, v in found.best.items())
-        self._say(f"{self.name}: {'chose ' + chosen if chosen else 'kept the configured values'}; held-out "
-                  f"boundary F1 {100 * found.best_f:.1f}; {time.perf_counter() - start:.1f} s")
+        self._say(f"{self.name}: {'chose ' + chosen if chosen else 'kept the configured values'}; "
+                  f"{figure(found.best_value)}; {time.perf_counter() - start:.1f} s")
         self.model = MorphModel(found.settings)
 
     def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:
