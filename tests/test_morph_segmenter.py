@@ -200,7 +200,8 @@ def test_a_tie_keeps_the_configured_settings(monkeypatch):
 
 
 class _FixedSegmentation:
-    """A stand-in for MorphModel: a fixed table of segmentations."""
+    """A stand-in for MorphModel: a fixed table of cuts per lowercased form;
+    like MorphModel, it cuts the word as written."""
 
     def __init__(self, table):
         self.table = table
@@ -209,10 +210,14 @@ class _FixedSegmentation:
         return word.lower()
 
     def segment(self, word):
-        return self.table.get(self.form(word), (self.form(word),))
+        pieces, start = [], 0
+        for length in map(len, self.table.get(self.form(word), (word,))):
+            pieces.append(word[start:start + length])
+            start += length
+        return tuple(pieces)
 
 
-def test_code_length_against_the_sum_over_every_token_and_letter():
+def test_code_length_against_the_sum_over_every_symbol_sent():
     import math
     from collections import Counter
 
@@ -221,11 +226,15 @@ def test_code_length_against_the_sum_over_every_token_and_letter():
     text = [["Walked", "talks", "walks"], ["talked", "walk", "walked"]]
     split = _FixedSegmentation({"walked": ("walk", "ed"), "talks": ("talk", "s"), "walks": ("walk", "s"),
                                 "talked": ("talk", "ed")})
-    tokens = [m for sentence in text for w in sentence for m in split.segment(w)]
+    # the model's forms are lowercase: "Walked" is the type "walked"
+    tokens = [m for sentence in text for w in sentence for m in split.segment(w.lower())]
     counts = Counter(tokens)
+    n_words = sum(map(len, text))
+    n_symbols = len(tokens) + n_words  # each morph token, and a boundary after each word
     lexicon = sorted(counts)  # each morph spelled once, then an end mark
     letters = Counter("".join(lexicon)) + Counter({"#": len(lexicon)})
-    expected = (-sum(math.log(counts[m] / len(tokens)) for m in tokens)
+    expected = (-sum(math.log(counts[m] / n_symbols) for m in tokens) - n_words * math.log(n_words / n_symbols)
+                + math.log(math.comb(len(tokens) - 1, len(lexicon) - 1))
                 - sum(math.log(letters[ch] / sum(letters.values())) for m in lexicon for ch in m + "#")
                 - math.log(math.factorial(len(lexicon))))
     assert code_length(split, text) == pytest.approx(expected)
@@ -288,6 +297,29 @@ def test_initialize_without_annotations_chooses_the_length_prior(monkeypatch):
             assert seg.model.settings.priors["gamma_length"] == tuned.get("gamma_length", 0.5)
         else:
             assert "tuned" not in seg.init_report and seg.model.settings.priors["gamma_length"] == 0.5
+
+
+def test_too_few_annotations_choose_by_code_length_with_them_clamped(monkeypatch):
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphModel
+
+    fitted = []
+    real_fit = MorphModel.fit
+
+    def recording_fit(self, sentences, clamped=None, **kwargs):
+        fitted.append(set(clamped or {}))
+        return real_fit(self, sentences, clamped, **kwargs)
+
+    monkeypatch.setattr(MorphModel, "fit", recording_fit)
+    monkeypatch.setattr(tuning, "LENGTH_GRID", ({"gamma_length": 0.9},))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False})
+    nlp.initialize(lambda: _examples(nlp, "morph_train.spacy"))
+    seg = nlp.get_pipe("morph_segmenter")
+    _, gold = _sample_text_and_gold(nlp)
+    assert not tuning.can_tune(len(gold))  # the sample has fewer annotated types than held-out tuning needs
+    assert seg.init_report["tuned"]["criterion"] == tuning.CODE_LENGTH
+    assert len(fitted) == 3 and all(f == set(gold) for f in fitted)  # two candidates, then the model
 
 
 def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):

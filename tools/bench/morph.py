@@ -210,8 +210,9 @@ def agreement_cue(items) -> str:
 
 def run_morfessor(text: List[List[str]], words: Sequence[str], bin_dir: Path, seed: int, ppl: float,
                   annotations: Optional[Dict[str, List[str]]] = None) -> Dict[str, Row]:
-    """Morfessor Baseline and FlatCat trained on `text` (token counts of the
-    forms); RETURNS their rows, segmenting `words`."""
+    """Morfessor Baseline and FlatCat trained on `text` (given the token
+    counts of the forms; morfessor-train's default dampening, "ones",
+    counts each form once); RETURNS their rows, segmenting `words`."""
     counts = Counter(_form(w) for sentence in text for w in sentence)
     forms = sorted({_form(w) for w in words})
     rows = {}
@@ -266,10 +267,10 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
              tune: bool = True) -> Dict[str, Row]:
     """morph_segmenter, one run per seed; a row per stage. `settings`:
     MorphSettings fields other than their defaults. With `clamped` types
-    and `tune`, each seed first chooses its priors on a held-out fifth of
-    them, without annotations by the text's code length, as the component's
-    `tune_priors` does (its time is counted in the seconds to the model),
-    and the rows' note names the choices."""
+    and `tune`, each seed first chooses its priors as the component's
+    `tune_priors` does: with enough clamped types, on a held-out fifth of
+    them; otherwise by the text's code length. Its time is counted in the
+    seconds to the model, and the rows' note names the choices."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.morph_segmenter.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import can_tune, select_by_code_length, select_settings

@@ -32,10 +32,11 @@ which under-segments Czech (boundary F1 34.5 on the word set against
 52.1 with `gamma_length` 0.9) and is right for English. So a yardstick
 that no candidate changes decides: the two-part code length of the text
 as the candidate segments it (Morfessor Baseline's cost, Creutz & Lagus
-2002): a lexicon that spells each morph once, and the text as a string of
-morph tokens. Splitting too little leaves a long lexicon of whole words;
-splitting too much, a long text of short morphs. Only `gamma_length`
-varies (LENGTH_GRID): it is what decides how eagerly the model splits.
+2002): a lexicon that spells each morph once, and the text as morph
+tokens and word boundaries. Splitting too little leaves a long lexicon of
+whole words; splitting too much, a long text of short morphs. Only
+`gamma_length` varies (LENGTH_GRID): it is what decides how eagerly the
+model splits.
 """
 from __future__ import annotations
 
@@ -92,6 +93,7 @@ class Tuning:
 #: two-part code length of the text in nats (lower is better)
 HELD_OUT_F1 = "held-out boundary F1"
 CODE_LENGTH = "code length"
+HIGHER_IS_BETTER = {HELD_OUT_F1: True, CODE_LENGTH: False}
 
 
 def apply_candidate(settings: MorphSettings, candidate: Candidate, name: str = "morph_segmenter") -> MorphSettings:
@@ -134,12 +136,15 @@ def boundary_f1(model: MorphModel, gold: Dict[str, Morphs]) -> float:
 
 
 def code_length(model: MorphModel, sentences: Sequence[Sequence[str]]) -> float:
-    """Nats to send `sentences` as `model` segments them, in two parts.
+    """Nats to send the words of `sentences` as `model` segments them, as
+    Morfessor Baseline 2.0 counts its cost (with token counts).
 
     The lexicon: each distinct morph spelled once, letter by letter with
     the lexicon's letter frequencies and an end mark after each morph, in
     no particular order (less log of the number of orders). The text: its
-    morph tokens, each coded with its relative frequency. Both parts are
+    morph tokens and a boundary after each word, each coded with its
+    relative frequency, plus the frequencies themselves (one of the
+    C(N - 1, M - 1) ways N morph tokens fall to M morphs). All are
     maximum-likelihood codes, so no prior of the sampler enters.
     """
     words = Counter(model.form(word) for sentence in sentences for word in sentence)
@@ -147,13 +152,16 @@ def code_length(model: MorphModel, sentences: Sequence[Sequence[str]]) -> float:
     for form, count in words.items():
         for morph in model.segment(form):
             morph_tokens[morph] += count
-    n_tokens = sum(morph_tokens.values())
-    text = n_tokens * math.log(n_tokens) - sum(c * math.log(c) for c in morph_tokens.values())
+    n_tokens, n_words, n_morphs = sum(morph_tokens.values()), sum(words.values()), len(morph_tokens)
+    n_symbols = n_tokens + n_words
+    text = (n_symbols * math.log(n_symbols) - n_words * math.log(n_words)
+            - sum(c * math.log(c) for c in morph_tokens.values()))
+    frequencies = math.lgamma(n_tokens) - math.lgamma(n_morphs) - math.lgamma(n_tokens - n_morphs + 1)
     letters = Counter(letter for morph in morph_tokens for letter in morph)
-    letters[None] = len(morph_tokens)  # the end mark
+    letters[None] = n_morphs  # the end mark
     n_letters = sum(letters.values())
     lexicon = n_letters * math.log(n_letters) - sum(c * math.log(c) for c in letters.values())
-    return text + lexicon - math.lgamma(len(morph_tokens) + 1)
+    return text + frequencies + lexicon - math.lgamma(n_morphs + 1)
 
 
 def _choose(settings: MorphSettings, grid: Sequence[Candidate], criterion: str,
@@ -168,7 +176,7 @@ def _choose(settings: MorphSettings, grid: Sequence[Candidate], criterion: str,
         results.append((dict(candidate), value))
         if report is not None:
             report(candidate, value)
-    sign = 1.0 if criterion == HELD_OUT_F1 else -1.0
+    sign = 1.0 if HIGHER_IS_BETTER[criterion] else -1.0
     best, best_value = max(results, key=lambda item: sign * item[1])
     return Tuning(apply_candidate(settings, best), best, criterion, best_value, results)
 
