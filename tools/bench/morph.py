@@ -273,7 +273,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     seconds to the model, and the rows' note names the choices."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.morph_segmenter.morphs import Morphs
-    from spacy_struct.morph_segmenter.tuning import can_tune, select_by_code_length, select_settings
+    from spacy_struct.morph_segmenter.tuning import choose_settings
 
     rows: Dict[str, Row] = {}
     speeds: Dict[str, List[float]] = {}
@@ -284,12 +284,8 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         scoring = [0.0]
         configured = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
         configured.check("morph_segmenter")
-        tuned = None
-        if tune:
-            if can_tune(len(gold)):
-                tuned = select_settings(configured, text, gold)
-            else:
-                tuned = select_by_code_length(configured, text, gold)
+        tuned = choose_settings(configured, text, gold) if tune else None
+        if tuned:
             choices[f"{tuned.best or 'the configured'} by {tuned.criterion}"] += 1
         model = MorphModel(tuned.settings if tuned else configured)
 

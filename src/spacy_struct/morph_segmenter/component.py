@@ -203,10 +203,10 @@ class MorphSegmenter(Pipe):
         """Replace the model by one with the priors chosen: on held-out
         annotated types when there are enough, else by code length."""
         configured = self.model.settings
-        held_out = tuning.can_tune(len(clamped))
-        grid = tuning.TUNING_GRID if held_out else tuning.LENGTH_GRID
+        criterion = tuning.criterion_for(len(clamped))
+        grid = tuning.grid_for(criterion)
         keys = tuning.tuned_keys(grid)
-        if held_out:
+        if criterion == tuning.HELD_OUT_F1:
             how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"
         else:
             how = "by the code length of the text's segmentation"
@@ -223,15 +223,10 @@ class MorphSegmenter(Pipe):
             return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
 
         def figure(value: float) -> str:
-            return f"{tuning.HELD_OUT_F1} {100 * value:.1f}" if held_out else f"{tuning.CODE_LENGTH} {value:,.0f} nats"
+            return f"{criterion} {100 * value:.1f}" if criterion == tuning.HELD_OUT_F1 else f"{criterion} {value:,.0f} nats"
 
-        def report(candidate, value) -> None:
-            self._say(f"{self.name}:   {describe(candidate)}: {figure(value)}")
-
-        if held_out:
-            found = tuning.select_settings(configured, sentences, clamped, grid, report=report)
-        else:
-            found = tuning.select_by_code_length(configured, sentences, clamped, grid, report=report)
+        found = tuning.choose_settings(configured, sentences, clamped, report=lambda candidate, value: self._say(
+            f"{self.name}:   {describe(candidate)}: {figure(value)}"))
         self.init_report["tuned"] = {**found.best, "criterion": found.criterion, "value": found.best_value}
         chosen = ", ".join(f"{k} = {v} (configured: {tuning.current_value(configured, k)})"
                            for k, v in found.best.items())

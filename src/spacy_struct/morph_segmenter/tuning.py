@@ -206,6 +206,31 @@ def select_by_code_length(
     return _choose(settings, LENGTH_GRID if grid is None else grid, CODE_LENGTH, measure, report)
 
 
+def criterion_for(n_annotated: int) -> str:
+    """What chooses the priors with that many annotated types: the held-out
+    ones when there are enough (`can_tune`), else the code length."""
+    return HELD_OUT_F1 if can_tune(n_annotated) else CODE_LENGTH
+
+
+def grid_for(criterion: str) -> Tuple[Candidate, ...]:
+    """The candidates that criterion tries besides the configured settings."""
+    return TUNING_GRID if criterion == HELD_OUT_F1 else LENGTH_GRID
+
+
+def choose_settings(
+    settings: MorphSettings,
+    sentences: Sequence[Sequence[str]],
+    clamped: Dict[str, Morphs],
+    report: Optional[Callable[[Candidate, float], None]] = None,
+) -> Tuning:
+    """The priors `tune_priors` chooses: `select_settings` with enough
+    annotated types (`criterion_for`), else `select_by_code_length`, each
+    over its own grid. Arguments as theirs."""
+    if criterion_for(len(clamped)) == HELD_OUT_F1:
+        return select_settings(settings, sentences, clamped, report=report)
+    return select_by_code_length(settings, sentences, clamped, report=report)
+
+
 def select_settings(
     settings: MorphSettings,
     sentences: Sequence[Sequence[str]],
