@@ -1,6 +1,10 @@
 """Package-level promises: the structures stand alone, the benchmark agrees."""
+import gzip
+import json
 import subprocess
 import sys
+
+import pytest
 
 from tools.bench import structs as bench
 
@@ -32,3 +36,27 @@ def test_results_page_keeps_its_prose_when_a_bench_rewrites_its_table(tmp_path):
     assert "| old |" not in text
     assert text.index("Intro.") < text.index("| new |") < text.index("Why it is so.")
     assert text.count("<!-- dev:start -->") == 1 and text.index("Why it is so.") < text.index("| second |")
+
+
+def test_held_out_documents_are_every_kth_whole_document(tmp_path):
+    from tools.bench.split import split_docs
+
+    # documents a..g, some spread over several lines, one line interleaved
+    docs = ["a", "a", "b", "c", "c", "c", "d", "e", "b", "f", "g"]
+    source = tmp_path / "in.jsonl.gz"
+    with gzip.open(source, "wt") as f:
+        for i, d in enumerate(docs):
+            f.write(json.dumps({"doc_id": d, "n": i}) + "\n")
+    n_docs, held, kept = split_docs(source, tmp_path / "rest.jsonl", tmp_path / "held.jsonl", every=3)
+
+    def read(name):
+        return [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+
+    # the 3rd and 6th documents in order of appearance: c and f, every line of each
+    assert [r["n"] for r in read("held.jsonl")] == [3, 4, 5, 9]
+    assert [r["n"] for r in read("rest.jsonl")] == [0, 1, 2, 6, 7, 8, 10]
+    assert (n_docs, held, kept) == (2, 4, 7)
+    with open(tmp_path / "bad.jsonl", "w") as f:
+        f.write(json.dumps({"id": 1}) + "\n")
+    with pytest.raises(ValueError, match="line 1: no 'doc_id'"):
+        split_docs(tmp_path / "bad.jsonl", tmp_path / "r.jsonl", tmp_path / "h.jsonl", every=2)

@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
+python -m tools.bench split-docs IN.jsonl[.gz] REST.jsonl[.gz] HELD_OUT.jsonl[.gz] [--every 10]
 python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi]
     [--supervised LABEL=PIPELINE] [--output FILE [--section NAME]]
 
@@ -126,6 +127,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
     p.add_argument("output", type=Path, help="directory to write the pipeline (and its training time) to")
     p.add_argument("pipelines", nargs="+", type=Path)
+    p = sub.add_parser("split-docs", help="hold out every k-th document of a JSONL corpus (by doc_id)")
+    p.add_argument("input", type=Path)
+    p.add_argument("rest", type=Path)
+    p.add_argument("held_out", type=Path)
+    p.add_argument("--every", type=int, default=10)
     p = sub.add_parser("trees", help="the gold trees of a .spacy file as PTB lines")
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
@@ -140,6 +146,12 @@ def main(argv=None) -> int:
         from .systems import assemble
 
         print(f"{assemble(args.output, args.pipelines)} -> {args.output}")
+        return 0
+    if args.what == "split-docs":
+        from .split import split_docs
+
+        docs, held, kept = split_docs(args.input, args.rest, args.held_out, args.every)
+        print(f"{docs} documents ({held} lines) -> {args.held_out}; {kept} lines -> {args.rest}")
         return 0
     if args.what == "trees":
         from .joint import write_trees
