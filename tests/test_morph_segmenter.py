@@ -262,11 +262,13 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
 
     monkeypatch.setattr(MorphModel, "fit", recording_fit)
     settings = MorphSettings(sweeps=5, seed=1)
-    grid = [{"gamma_length": 0.5}, {"gamma_length": 0.05}, {"gamma_length": 0.9}]
+    grid = [{"gamma_length": 0.5}, {"gamma_length": 0.05}, {"gamma_length": 0.9},
+            {"gamma_length": 0.9, "max_prefixes": 0}]
     found = tuning.select_by_code_length(settings, text, None, grid)
-    assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9]  # 0.5 is the configured value
+    assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9]  # 0.5 is the configured value
+    assert [f[0].max_prefixes for f in fitted] == [2, 2, 2, 0]
     assert all(f[0].stage == "basic" and f[1] == {} for f in fitted)
-    assert found.criterion == tuning.CODE_LENGTH and [c for c, _ in found.results] == [{}, grid[1], grid[2]]
+    assert found.criterion == tuning.CODE_LENGTH and [c for c, _ in found.results] == [{}] + grid[1:]
     for candidate, value in found.results:
         model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic"))
         real_fit(model, text)
@@ -284,7 +286,7 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
 def test_initialize_without_annotations_chooses_the_length_prior(monkeypatch):
     from spacy_struct.morph_segmenter import tuning
 
-    monkeypatch.setattr(tuning, "LENGTH_GRID", ({"gamma_length": 0.05}, {"gamma_length": 0.9}))
+    monkeypatch.setattr(tuning, "CODE_LENGTH_GRID", ({"gamma_length": 0.05}, {"gamma_length": 0.9}))
     for tune in (True, False):
         nlp = spacy.blank("en")
         nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False, "tune_priors": tune,
@@ -311,7 +313,7 @@ def test_too_few_annotations_choose_by_code_length_with_them_clamped(monkeypatch
         return real_fit(self, sentences, clamped, **kwargs)
 
     monkeypatch.setattr(MorphModel, "fit", recording_fit)
-    monkeypatch.setattr(tuning, "LENGTH_GRID", ({"gamma_length": 0.9},))
+    monkeypatch.setattr(tuning, "CODE_LENGTH_GRID", ({"gamma_length": 0.9},))
     nlp = spacy.blank("en")
     nlp.add_pipe("morph_segmenter", config={"sweeps": 3, "verbose": False})
     nlp.initialize(lambda: _examples(nlp, "morph_train.spacy"))

@@ -34,9 +34,14 @@ that no candidate changes decides: the two-part code length of the text
 as the candidate segments it (Morfessor Baseline's cost, Creutz & Lagus
 2002): a lexicon that spells each morph once, and the text as morph
 tokens and word boundaries. Splitting too little leaves a long lexicon of
-whole words; splitting too much, a long text of short morphs. Only
-`gamma_length` varies (LENGTH_GRID): it is what decides how eagerly the
-model splits.
+whole words; splitting too much, a long text of short morphs. Two things
+vary (CODE_LENGTH_GRID): `gamma_length`, which decides how eagerly the
+model splits, and whether a word may have prefixes at all (the configured
+`max_prefixes`, or none). A language that only suffixes (Mongolian) gives
+the prefix hypotheses nothing to find but word-initial letters, which the
+sampler then cuts off as prefixes; the code of the text says so (on the
+SIGMORPHON sets it is shorter without prefixes for Mongolian and English,
+and longer for Czech and Hebrew, whose prefixes are real).
 """
 from __future__ import annotations
 
@@ -57,8 +62,12 @@ TUNING_GRID: Tuple[Candidate, ...] = tuple(
     {"gamma_length": length, "gamma_segments": segments, "max_suffixes": suffixes}
     for length in (0.5, 0.9) for segments in (0.5, 0.1) for suffixes in (2, 3)
 )
-#: the candidates tried without annotations (besides the configured settings)
-LENGTH_GRID: Tuple[Candidate, ...] = tuple({"gamma_length": length} for length in (0.5, 0.6, 0.7, 0.8, 0.9))
+#: the candidates tried without annotations (besides the configured settings):
+#: each length prior with the configured prefixes and with none
+CODE_LENGTH_GRID: Tuple[Candidate, ...] = tuple(
+    {"gamma_length": length, **prefixes}
+    for prefixes in ({}, {"max_prefixes": 0}) for length in (0.5, 0.6, 0.7, 0.8, 0.9)
+)
 #: share of the annotated types held out to score the candidates
 HELD_OUT_SHARE = 0.2
 #: fewer held-out types than this score a candidate too noisily to choose
@@ -193,7 +202,7 @@ def select_by_code_length(
     settings: the configured ones; a candidate replaces only its own keys.
     sentences: the text the model learns from.
     clamped: annotated types (too few to hold out), clamped in every candidate.
-    grid: the candidates besides the configured settings (None: LENGTH_GRID).
+    grid: the candidates besides the configured settings (None: CODE_LENGTH_GRID).
     report: called with each candidate and its code length in nats.
     RETURNS: the `Tuning` (criterion CODE_LENGTH).
     """
@@ -203,7 +212,7 @@ def select_by_code_length(
         model.fit(sentences, clamped or {})
         return code_length(model, sentences)
 
-    return _choose(settings, LENGTH_GRID if grid is None else grid, CODE_LENGTH, measure, report)
+    return _choose(settings, CODE_LENGTH_GRID if grid is None else grid, CODE_LENGTH, measure, report)
 
 
 def criterion_for(n_annotated: int) -> str:
@@ -214,7 +223,7 @@ def criterion_for(n_annotated: int) -> str:
 
 def grid_for(criterion: str) -> Tuple[Candidate, ...]:
     """The candidates that criterion tries besides the configured settings."""
-    return TUNING_GRID if criterion == HELD_OUT_F1 else LENGTH_GRID
+    return TUNING_GRID if criterion == HELD_OUT_F1 else CODE_LENGTH_GRID
 
 
 def choose_settings(
