@@ -202,7 +202,7 @@ def format_places(systems: Sequence[System], examples, spans_key: str = "sc") ->
     if not with_entities:
         return ""
     places = entity_places(examples, spans_key)
-    lines = ["| gold entity is | dev entities | " + " | ".join(f"recall: {s.label}" for s in with_entities) + " |",
+    lines = ["| gold entity is | gold entities | " + " | ".join(f"recall: {s.label}" for s in with_entities) + " |",
              "|---|---|" + "---|" * len(with_entities)]
     for key, text in PLACES:
         total = sum(1 for found in places for place in found.values() if place == key)
