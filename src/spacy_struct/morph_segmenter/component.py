@@ -100,8 +100,9 @@ def make_morph_segmenter(
         enough annotated types, the priors and max_suffixes that segment a
         held-out fifth of those types best; otherwise the length prior
         (gamma_length) and prefixes or none (max_prefixes) under which the
-        text's segmentation is shortest to send. The chosen values override the configured ones and are saved
-        with the lexicon; false keeps the configured ones.
+        text's segmentation is shortest to send. The chosen values override
+        the configured ones and are saved with the lexicon; false keeps the
+        configured ones.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
         most that many affixes on each side; longer words stay whole).
     min_stem: the shortest stem of a segmented word (the paper has 1; 3,

@@ -39,9 +39,10 @@ vary (CODE_LENGTH_GRID): `gamma_length`, which decides how eagerly the
 model splits, and whether a word may have prefixes at all (the configured
 `max_prefixes`, or none). A language that only suffixes (Mongolian) gives
 the prefix hypotheses nothing to find but word-initial letters, which the
-sampler then cuts off as prefixes; the code of the text says so (on the
-SIGMORPHON sets it is shorter without prefixes for Mongolian and English,
-and longer for Czech and Hebrew, whose prefixes are real).
+sampler then cuts off as prefixes; the code of the text says so. On the
+SIGMORPHON sets it is shorter without prefixes for Mongolian and for
+English (whose few prefixes do not pay for the false ones), and longer
+for Czech and Hebrew, which prefix often.
 """
 from __future__ import annotations
 
