@@ -47,13 +47,14 @@ def test_held_out_documents_are_every_kth_whole_document(tmp_path):
     with gzip.open(source, "wt") as f:
         for i, d in enumerate(docs):
             f.write(json.dumps({"doc_id": d, "n": i}) + "\n")
-    n_docs, held, kept = split_docs(source, tmp_path / "rest.jsonl", tmp_path / "held.jsonl", every=3)
+    # output folders that do not exist yet are made
+    n_docs, held, kept = split_docs(source, tmp_path / "rest.jsonl", tmp_path / "out" / "held.jsonl", every=3)
 
     def read(name):
         return [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
 
     # the 3rd and 6th documents in order of appearance: c and f, every line of each
-    assert [r["n"] for r in read("held.jsonl")] == [3, 4, 5, 9]
+    assert [r["n"] for r in read("out/held.jsonl")] == [3, 4, 5, 9]
     assert [r["n"] for r in read("rest.jsonl")] == [0, 1, 2, 6, 7, 8, 10]
     assert (n_docs, held, kept) == (2, 4, 7)
     with open(tmp_path / "bad.jsonl", "w") as f:

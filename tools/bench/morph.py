@@ -18,7 +18,7 @@ their own command-line tools in the virtual environment the workflow
 makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation, with the
-length prior chosen by the text's code length as the component's
+length prior and prefixes (or none) chosen by the text's code length as the component's
 `tune_priors` chooses it; beside it, the basic stage with the paper's
 priors as the control of that choice. With `--semi` the gold of the
 train words is given to FlatCat (annotations) and to morph_segmenter
@@ -305,7 +305,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     for stage, row in rows.items():
         row.note = f"{statistics.mean(speeds[stage]):,.0f} types/s per sweep"
         if choices:
-            row.note += "; priors chosen: " + ", ".join(f"{c} ({n} of {len(seeds)} seeds)" for c, n in choices.items())
+            row.note += "; settings chosen: " + ", ".join(f"{c} ({n} of {len(seeds)} seeds)" for c, n in choices.items())
     return rows
 
 
@@ -337,7 +337,7 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     if semi:  # the paper's priors, then the priors the annotations choose, through every stage
         runs = ((False, last, " (clamped train gold, the paper's priors)"),
                 (True, last, " (clamped train gold, priors chosen on held-out train types)"))
-    else:  # the length prior the code length chooses, and the paper's as the control at the basic stage
+    else:  # the settings the code length chooses, and the paper's as the control at the basic stage
         runs = ((True, last, ""), (False, "basic", ", the paper's priors (no tuning)"))
     for tune, until, how in runs:
         ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune)

@@ -17,14 +17,17 @@ def _open(path: Path, mode: str) -> IO[str]:
 
 
 def split_docs(source: Path, rest: Path, held_out: Path, every: int, key: str = "doc_id") -> Tuple[int, int, int]:
-    """Write the lines of the documents numbered every-1, 2*every-1, ... (in
-    order of first appearance, so the split does not depend on a seed) to
-    `held_out` and the others to `rest`; a line without `key` is an error.
+    """Write the lines of the every-th, 2*every-th, ... document (counting
+    documents in order of first appearance from 1, so the split does not
+    depend on a seed) to `held_out` and the others to `rest`; a line
+    without `key` is an error.
 
     RETURNS: (documents held out, lines held out, lines kept).
     """
     if every < 2:
         raise ValueError(f"--every must be at least 2, got {every}")
+    for path in (rest, held_out):
+        path.parent.mkdir(parents=True, exist_ok=True)
     order: dict = {}
     held = kept = 0
     with _open(source, "r") as f, _open(rest, "w") as out_rest, _open(held_out, "w") as out_held:
