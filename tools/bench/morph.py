@@ -18,12 +18,13 @@ their own command-line tools in the virtual environment the workflow
 makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation, with the
-length prior and prefixes (or none) chosen by the text's code length as the component's
-`tune_priors` chooses it; beside it, the basic stage with the paper's
-priors as the control of that choice. With `--semi` the gold of the
-train words is given to FlatCat (annotations) and to morph_segmenter
-(clamped types), which runs twice through every stage: with the paper's
-priors, and with the priors those annotations choose (`tune_priors`).
+length prior and prefixes (or none) chosen by the text's code length as
+the component's `tune_priors` chooses them; beside it, the basic stage
+with the paper's priors as the control of that choice. With `--semi` the
+gold of the train words is given to FlatCat (annotations) and to
+morph_segmenter (clamped types), which runs twice through every stage:
+with the paper's priors, and with the priors those annotations choose
+(`tune_priors`).
 `--supervised LABEL=PIPELINE` adds a trained pipeline (`supervised_morph_segmenter`, learned by `spacy train`
 from the train split's gold), run over the dev docs' words in context and
 scored by the same functions. All systems see the words lowercased

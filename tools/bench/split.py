@@ -11,9 +11,13 @@ import json
 from pathlib import Path
 from typing import IO, Tuple
 
+from spacy_struct.convert import open_text
 
-def _open(path: Path, mode: str) -> IO[str]:
-    return gzip.open(path, mode + "t", encoding="utf8") if path.suffix == ".gz" else open(path, mode, encoding="utf8")
+
+def _open_for_writing(path: Path) -> IO[str]:
+    """UTF-8 text, gzipped when the name ends in .gz (as `open_text` reads it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return gzip.open(path, "wt", encoding="utf8") if path.suffix == ".gz" else open(path, "w", encoding="utf8")
 
 
 def split_docs(source: Path, rest: Path, held_out: Path, every: int, key: str = "doc_id") -> Tuple[int, int, int]:
@@ -26,22 +30,17 @@ def split_docs(source: Path, rest: Path, held_out: Path, every: int, key: str = 
     """
     if every < 2:
         raise ValueError(f"--every must be at least 2, got {every}")
-    for path in (rest, held_out):
-        path.parent.mkdir(parents=True, exist_ok=True)
     order: dict = {}
-    held = kept = 0
-    with _open(source, "r") as f, _open(rest, "w") as out_rest, _open(held_out, "w") as out_held:
+    lines = [0, 0]  # kept, held out
+    with open_text(source) as f, _open_for_writing(rest) as out_rest, _open_for_writing(held_out) as out_held:
+        outputs = (out_rest, out_held)
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             doc = json.loads(line).get(key)
             if doc is None:
                 raise ValueError(f"{source}, line {number}: no {key!r} to split by")
-            index = order.setdefault(doc, len(order))
-            if index % every == every - 1:
-                out_held.write(line if line.endswith("\n") else line + "\n")
-                held += 1
-            else:
-                out_rest.write(line if line.endswith("\n") else line + "\n")
-                kept += 1
-    return len(order) // every, held, kept
+            is_held = order.setdefault(doc, len(order)) % every == every - 1
+            outputs[is_held].write(line.rstrip("\n") + "\n")
+            lines[is_held] += 1
+    return len(order) // every, lines[1], lines[0]

@@ -9,9 +9,9 @@ and prints its progress. Where the training examples carry gold morphs
 types keep their gold (semi-supervised, as Morfessor FlatCat uses
 annotations). With `tune_priors` the priors are chosen first
 (tuning.py): by the annotations where there are enough of them, else the
-length prior and prefixes or none by the code length of the text. After that, segmenting is a
-lookup of the learned lexicon, or the model's best segmentation for a
-word it never saw; no sampling.
+length prior and prefixes or none by the code length of the text. After
+that, segmenting is a lookup of the learned lexicon, or the model's best
+segmentation for a word it never saw; no sampling.
 """
 
 import sys
