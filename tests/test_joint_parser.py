@@ -4,6 +4,7 @@ import json
 import warnings
 from collections import Counter
 
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
@@ -285,3 +286,35 @@ def test_gold_entities_on_whitespace_edges_are_counted_not_trained_on():
     assert parser.unrepresentable_gold == counted + 1
     assert not any("protein" in label for label in parser.labels)
     assert any("DNA" in label for label in parser.labels)
+
+
+def test_the_entity_loss_adds_the_entity_columns_own_crf_to_the_tree_crf():
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    examples = _examples(nlp, limit=8)
+    nlp.initialize(lambda: examples)
+    docs, ranges, golds = parser.collect_gold(examples)
+    batch = parser.make_batch(docs, ranges)
+    scores = parser.model.predict(batch)
+    tree_loss, tree_grads = parser.get_loss_from_scores(batch, scores, golds)
+    parser.cfg["entity_loss_weight"] = 0.5
+    _, pairs = parser.collect_gold(examples)[1:]
+    columns = parser._entity_columns
+    assert all(np.array_equal(tree, alone) for (tree, _), alone in zip(pairs, golds))
+    entity_loss, entity_grads = columns.loss(scores, [entities for _, entities in pairs])
+    assert entity_loss > 0
+    loss, grads = parser.get_loss_from_scores(batch, scores, pairs)
+    assert loss == pytest.approx(tree_loss + 0.5 * entity_loss)
+    n_words = sum(batch.lengths())
+    for total, tree, extra in zip(grads, tree_grads, entity_grads):
+        assert np.allclose(total, tree + 0.5 * extra / n_words, atol=1e-6)
+    nlp.update(examples, sgd=nlp.create_optimizer())  # trains with it
+
+
+def test_the_entity_loss_needs_factored_labels():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="entity_loss_weight = 1.0 trains the entity columns of factor_labels"):
+        nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False, "entity_loss_weight": 1.0})
+    with pytest.raises(ValueError, match="entity_loss_weight must be a finite number >= 0"):
+        nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "entity_loss_weight": -1})
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False, "entity_loss_weight": 1.0})

@@ -18,11 +18,13 @@ from spacy_struct.joint_parser import (
     score_brackets, set_parse, to_brackets, tree_of,
 )
 from spacy_struct.joint_parser.evalb import evalb_brackets
+from spacy_struct.joint_parser.entity_loss import EntityColumns, laminar_entities
 from spacy_struct.joint_parser.label_parts import LabelParts
 from spacy_struct.joint_parser.trees import (
     EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
 )
 
+from brute_force_spans import brute_log_partition, brute_marginals
 from conftest import SHARED_DATA as DATA
 
 TREE = "(TOP (S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VP (VBN expressed) (PP (IN in) (NP (NNS cells))))) (. .)))"
@@ -361,3 +363,30 @@ def test_labels_without_entities_are_their_own_parts():
     assert LabelParts(LABELS, factored=False).n_parts == len(LABELS)
     # 4 chains ("" the inserted node), 2 types, 5 joint labels
     assert LabelParts(LABELS, factored=True).n_parts == 4 + 2 + 5
+
+
+# ------------------------------------------------- the entity columns' own loss
+def test_only_entities_that_can_be_one_nested_set_are_kept_outer_first():
+    entities = [(1, 3, "DNA"), (0, 4, "protein"), (2, 5, "RNA"), (1, 3, "protein"), (0, 4, "protein")]
+    # (0, 4) first; (1, 3) DNA before protein; (2, 5) crosses (0, 4)
+    assert laminar_entities(entities) == [(0, 4, "protein"), (1, 3, "DNA")]
+    assert laminar_entities([(0, 1, "DNA"), (1, 2, "DNA")]) == [(0, 1, "DNA"), (1, 2, "DNA")]
+
+
+def test_the_entity_loss_is_the_nested_set_crf_of_the_entity_columns_by_enumeration():
+    parts = LabelParts(LABELS, factored=True)
+    columns = EntityColumns(parts)
+    assert columns.types == ("protein", "DNA")
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(3, 3, parts.n_parts))
+    gold = columns.gold_rows([(0, 2, "DNA"), (1, 2, "protein"), (1, 3, "DNA")])  # the last crosses
+    assert gold.tolist() == [[0, 1, 1], [1, 1, 0]]
+    loss, (grad,) = columns.loss([P], [gold])
+    entity = P[:, :, columns.columns]
+    assert loss == pytest.approx(brute_log_partition(entity, "laminar") - entity[0, 1, 1] - entity[1, 1, 0])
+    expected = brute_marginals(entity, "laminar")
+    expected[0, 1, 1] -= 1.0
+    expected[1, 1, 0] -= 1.0
+    assert np.allclose(grad[:, :, columns.columns], expected)
+    others = np.setdiff1d(np.arange(parts.n_parts), columns.columns)
+    assert not grad[:, :, others].any()  # chain and joint columns are left alone

@@ -41,6 +41,7 @@ from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config, missing_spans_message
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
+from .entity_loss import EntityColumns
 from .joint import JoinReport, entities_of, join_entities
 from .label_parts import LabelParts
 from .trees import (
@@ -52,6 +53,7 @@ DEFAULT_JOINT_PARSER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 JOINT_PARSER_DEFAULTS: Dict[str, Any] = {
     "ner": True, "spans_key": "sc", "set_ents": False, "factor_labels": True,
+    "entity_loss_weight": 0.0,
 }
 
 
@@ -90,6 +92,7 @@ def make_joint_parser(
     spans_key: str,
     set_ents: bool,
     factor_labels: bool,
+    entity_loss_weight: float,
     loss: str,
     margin_cost: float,
     max_unsegmented_length: int,
@@ -107,6 +110,11 @@ def make_joint_parser(
         chain's, its entity type's and its own score (label_parts.py), so
         that rare pairs learn from their parts; false gives each label a
         score of its own. Fixed by training: a saved model keeps its own.
+    entity_loss_weight: weight of a second loss on the entity columns
+        alone (with `factor_labels`): the tree CRF of the entities as a
+        nested set, as `nested_ner` trains them, crossing-bracket entities
+        included (entities.py). 0 turns it off; the tree is decoded as
+        without it. Has no effect with ner = false.
     loss: "crf" (the tree CRF, default) or "margin" (structured hinge with
         a Hamming cost of `margin_cost` per wrong labeled span).
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
@@ -114,7 +122,7 @@ def make_joint_parser(
     """
     return JointParser(
         nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents,
-        factor_labels=factor_labels, loss=loss,
+        factor_labels=factor_labels, entity_loss_weight=entity_loss_weight, loss=loss,
         margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
         max_sentence_length=max_sentence_length, scorer=scorer,
     )
@@ -131,6 +139,7 @@ class JointParser(StructuredComponent):
     join_report: JoinReport
     _warned_left_out = False
     _label_parts: Optional[Tuple[Tuple[Tuple[str, ...], bool], LabelParts]] = None
+    _entity_column_cache: Optional[Tuple[Tuple[str, ...], EntityColumns]] = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -144,6 +153,16 @@ class JointParser(StructuredComponent):
         settings["ner"] = bool(settings["ner"])
         settings["set_ents"] = bool(settings["set_ents"])
         settings["factor_labels"] = bool(settings["factor_labels"])
+        weight = settings["entity_loss_weight"]
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
+            raise ValueError(f"{name}: entity_loss_weight must be a finite number >= 0, got {weight!r}")
+        settings["entity_loss_weight"] = float(weight)
+        if weight and settings["ner"] and not settings["factor_labels"]:
+            raise ValueError(
+                f"{name}: entity_loss_weight = {weight} trains the entity columns of "
+                f"factor_labels, which factor_labels = false does not have: set "
+                f"entity_loss_weight = 0, or factor_labels = true"
+            )
         if settings["loss"] not in ("crf", "margin"):
             raise ValueError(
                 f"{name}: loss must be 'crf' or 'margin' for trees, got {settings['loss']!r}"
@@ -244,9 +263,10 @@ class JointParser(StructuredComponent):
                 doc.set_ents([spans[i] for i in top], default="outside")
 
     # ---------------------------------------------------------------- training
-    def gold_charts(self, eg: Example, index: int) -> Tuple[List[Tuple[int, int]], List[list]]:
-        """Sentence ranges and the gold chart of each: (start, end inclusive,
-        ChartLabel) rows, in sentence coordinates."""
+    def gold_charts(self, eg: Example, index: int) -> Tuple[List[Tuple[int, int]], List[list], List[list]]:
+        """Sentence ranges, the gold chart of each: (start, end inclusive,
+        ChartLabel) rows, and its gold entities: (start, end exclusive,
+        type), all in sentence coordinates (no entities with ner = false)."""
         ref, pred = eg.reference, eg.predicted
         if [t.text for t in ref] != [t.text for t in pred]:
             raise self.gold_error(index, eg, (
@@ -257,7 +277,7 @@ class JointParser(StructuredComponent):
             raise self.gold_error(index, eg, missing_spans_message(
                 ref, self.spans_key, "; or set ner = false to train a parser alone"))
         ranges = self.training_ranges(eg)
-        charts = []
+        charts, entities_per_sentence = [], []
         entities = [(s.start, s.end, s.label_) for s in ref.spans[self.spans_key]] if self.cfg["ner"] else []
         edge_on_space = [(s, e, t) for s, e, t in entities if ref[s].is_space or ref[e - 1].is_space]
         for s, e, t in edge_on_space:
@@ -296,13 +316,14 @@ class JointParser(StructuredComponent):
                 root, report = join_entities(root, end - start, inside)
                 self._count_left_out(report, eg, index, start)
             charts.append(tree_to_chart(root, end - start))
+            entities_per_sentence.append(inside)
         n_inside = sum(1 for s, e, _ in entities if any(a <= s and e <= b for a, b in ranges))
         if n_inside < len(entities):
             raise self.gold_error(index, eg, (
                 f"{len(entities) - n_inside} gold entities cross a sentence boundary; "
                 f"trees are built per sentence"
             ))
-        return ranges, charts
+        return ranges, charts, entities_per_sentence
 
     def _count_left_out(self, report: JoinReport, eg: Example, index: int, start: int) -> None:
         self.join_report.add(report)
@@ -318,8 +339,11 @@ class JointParser(StructuredComponent):
             )
 
     def gold(self, eg: Example, index: int):
-        """Sentence ranges and gold (start, end inclusive, label id) rows."""
-        ranges, charts = self.gold_charts(eg, index)
+        """Sentence ranges and the gold of each: (start, end inclusive,
+        label id) rows of its tree, and with `entity_loss_weight` a pair
+        of those and the (start, end inclusive, type id) rows of its
+        nested gold entities (entity_loss.py)."""
+        ranges, charts, entities = self.gold_charts(eg, index)
         ids = {name: k + 1 for k, name in enumerate(self.labels)}
         golds = []
         for chart in charts:
@@ -336,14 +360,44 @@ class JointParser(StructuredComponent):
                     ))
                 rows.append((s, e, ids[name]))
             golds.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
+        if self._entity_columns is not None:
+            columns = self._entity_columns
+            golds = [(tree, columns.gold_rows(inside)) for tree, inside in zip(golds, entities)]
         return ranges, golds
 
+    @property
+    def _entity_columns(self) -> Optional[EntityColumns]:
+        """The entity columns the second loss trains, or None when it is off."""
+        if not (self.cfg["ner"] and self.cfg["entity_loss_weight"]):
+            return None
+        if not self.label_parts.factored:
+            raise ValueError(
+                f"{self.name}: entity_loss_weight = {self.cfg['entity_loss_weight']} trains the "
+                f"entity columns of factor_labels, which this model does not have (trained "
+                f"with factor_labels = false, or no entity labels): set entity_loss_weight = 0"
+            )
+        key = self.labels
+        if self._entity_column_cache is None or self._entity_column_cache[0] != key:
+            self._entity_column_cache = (key, EntityColumns(self.label_parts))
+        return self._entity_column_cache[1]
+
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
-        """Loss of the span scores, and their gradient (per word of the batch)."""
+        """Loss of the span scores, and their gradient (per word of the batch):
+        the tree's, plus `entity_loss_weight` times the entity columns' own
+        (entity_loss.py) when it is on."""
         parts = self.label_parts
-        loss, grads = self.structure_loss([_with_empty_label(s, parts) for s in scores], golds)
+        columns = self._entity_columns
+        trees = [gold[0] for gold in golds] if columns is not None else golds
+        loss, grads = self.structure_loss([_with_empty_label(s, parts) for s in scores], trees)
         n_words = sum(batch.lengths())
-        return loss, [parts.part_gradient(g[:, :, 1:] / n_words) for g in grads]
+        part_grads = [parts.part_gradient(g[:, :, 1:] / n_words) for g in grads]
+        if columns is None:
+            return loss, part_grads
+        weight = self.cfg["entity_loss_weight"]
+        entity_loss, entity_grads = columns.loss(scores, [gold[1] for gold in golds])
+        for total, extra in zip(part_grads, entity_grads):
+            total += (extra * (weight / n_words)).astype(np.float32)
+        return loss + weight * entity_loss, part_grads
 
     # ----------------------------------------------------------- initializing
     def labels_in(self, examples: Iterable[Example]) -> List[str]:
