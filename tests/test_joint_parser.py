@@ -125,14 +125,17 @@ def test_a_saved_model_keeps_the_label_parts_it_was_trained_with(trained, tmp_pa
     assert [d[:]._.parse_string for d in nlp.pipe(texts)] == before
 
     whole = spacy.blank("en")
-    whole.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False})
+    whole.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False, "entity_loss_weight": 0})
     _train(whole, _examples(whole, limit=10), epochs=1)
     assert whole.get_pipe("joint_parser").model.get_ref("output").get_dim("nO") == len(whole.get_pipe("joint_parser").labels)
     whole.to_disk(tmp_path / "whole")
     cfg_file = tmp_path / "whole" / "joint_parser" / "cfg"
     cfg = json.loads(cfg_file.read_text())
-    del cfg["factor_labels"]  # as saved before the setting existed
+    del cfg["factor_labels"], cfg["entity_loss_weight"]  # as saved before the settings existed
     cfg_file.write_text(json.dumps(cfg))
+    config_file = tmp_path / "whole" / "config.cfg"
+    config_file.write_text("".join(line for line in config_file.read_text().splitlines(keepends=True)
+                                   if not line.startswith("entity_loss_weight")))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         old = spacy.load(tmp_path / "whole", config={"components": {"joint_parser": {"factor_labels": True}}})
@@ -293,9 +296,11 @@ def test_the_entity_loss_adds_the_entity_columns_own_crf_to_the_tree_crf():
     parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
     examples = _examples(nlp, limit=8)
     nlp.initialize(lambda: examples)
+    parser.cfg["entity_loss_weight"] = 0.0
     docs, ranges, golds = parser.collect_gold(examples)
     batch = parser.make_batch(docs, ranges)
     scores = parser.model.predict(batch)
+    parser.cfg["entity_loss_weight"] = 0.0
     tree_loss, tree_grads = parser.get_loss_from_scores(batch, scores, golds)
     parser.cfg["entity_loss_weight"] = 0.5
     _, pairs = parser.collect_gold(examples)[1:]
@@ -313,8 +318,15 @@ def test_the_entity_loss_adds_the_entity_columns_own_crf_to_the_tree_crf():
 
 def test_the_entity_loss_needs_factored_labels():
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="entity_loss_weight = 1.0 trains the entity columns of factor_labels"):
-        nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False, "entity_loss_weight": 1.0})
     with pytest.raises(ValueError, match="entity_loss_weight must be a finite number >= 0"):
         nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "entity_loss_weight": -1})
-    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False, "entity_loss_weight": 1.0})
+    # a whole-label model loads (saved ones must), and is refused before training
+    nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False})
+    examples = _examples(nlp, limit=4)
+    with pytest.raises(ValueError, match=r"entity_loss_weight = 1.0 trains the entity columns .*factor_labels = false\): set entity_loss_weight = 0"):
+        nlp.initialize(lambda: examples)
+    whole = spacy.blank("en")
+    whole.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False, "entity_loss_weight": 0})
+    whole.initialize(lambda: _examples(whole, limit=4))
+    parse_only = spacy.blank("en")
+    parse_only.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False})  # nothing to weigh

@@ -8,8 +8,10 @@ each label's score is its margin over being no node. CKY over labeled
 binary trees (`structs.spans.SpanTrees`) returns the best tree, which
 `trees.chart_to_tree` turns back into an n-ary tree with unary chains.
 update: the tree-CRF likelihood (inside/outside over all labeled binary
-trees) or the structured margin (spacy_struct.losses); the training loop,
-labels and sentence batching are the shared `StructuredComponent`'s.
+trees) or the structured margin (spacy_struct.losses), plus in the joint
+mode the entity columns' own nested-set CRF times `entity_loss_weight`
+(entity_loss.py); the training loop, labels and sentence batching are
+the shared `StructuredComponent`'s.
 
 Chart labels. A span's label is its unary chain ("S+VP") and, in the joint
 mode, the type of the entity it is ("NP|protein"; "|protein" for an entity
@@ -53,7 +55,7 @@ DEFAULT_JOINT_PARSER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 JOINT_PARSER_DEFAULTS: Dict[str, Any] = {
     "ner": True, "spans_key": "sc", "set_ents": False, "factor_labels": True,
-    "entity_loss_weight": 0.0,
+    "entity_loss_weight": 1.0,
 }
 
 
@@ -110,11 +112,12 @@ def make_joint_parser(
         chain's, its entity type's and its own score (label_parts.py), so
         that rare pairs learn from their parts; false gives each label a
         score of its own. Fixed by training: a saved model keeps its own.
-    entity_loss_weight: weight of a second loss on the entity columns
-        alone (with `factor_labels`): the tree CRF of the entities as a
-        nested set, as `nested_ner` trains them, crossing-bracket entities
-        included (entities.py). 0 turns it off; the tree is decoded as
-        without it. Has no effect with ner = false.
+    entity_loss_weight: weight of a second loss on the entity columns of
+        `factor_labels` alone: the tree CRF of the sentence's entities as a
+        nested set, as `nested_ner` trains its scores, crossing-bracket
+        entities included (entity_loss.py). 0 turns it off; decoding is the
+        same either way. Needs factor_labels (refused at initialize
+        without); no effect with ner = false.
     loss: "crf" (the tree CRF, default) or "margin" (structured hinge with
         a Hamming cost of `margin_cost` per wrong labeled span).
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
@@ -157,12 +160,6 @@ class JointParser(StructuredComponent):
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
             raise ValueError(f"{name}: entity_loss_weight must be a finite number >= 0, got {weight!r}")
         settings["entity_loss_weight"] = float(weight)
-        if weight and settings["ner"] and not settings["factor_labels"]:
-            raise ValueError(
-                f"{name}: entity_loss_weight = {weight} trains the entity columns of "
-                f"factor_labels, which factor_labels = false does not have: set "
-                f"entity_loss_weight = 0, or factor_labels = true"
-            )
         if settings["loss"] not in ("crf", "margin"):
             raise ValueError(
                 f"{name}: loss must be 'crf' or 'margin' for trees, got {settings['loss']!r}"
@@ -367,15 +364,12 @@ class JointParser(StructuredComponent):
 
     @property
     def _entity_columns(self) -> Optional[EntityColumns]:
-        """The entity columns the second loss trains, or None when it is off."""
+        """The entity columns the second loss trains, or None when it is off
+        (a model without them is refused at `initialize`)."""
         if not (self.cfg["ner"] and self.cfg["entity_loss_weight"]):
             return None
         if not self.label_parts.factored:
-            raise ValueError(
-                f"{self.name}: entity_loss_weight = {self.cfg['entity_loss_weight']} trains the "
-                f"entity columns of factor_labels, which this model does not have (trained "
-                f"with factor_labels = false, or no entity labels): set entity_loss_weight = 0"
-            )
+            raise ValueError(self._no_entity_columns_message())
         key = self.labels
         if self._entity_column_cache is None or self._entity_column_cache[0] != key:
             self._entity_column_cache = (key, EntityColumns(self.label_parts))
@@ -400,6 +394,23 @@ class JointParser(StructuredComponent):
         return loss + weight * entity_loss, part_grads
 
     # ----------------------------------------------------------- initializing
+    def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
+        """As StructuredComponent.initialize; then refuse an entity loss
+        that has no entity columns to train (before any training time is
+        spent)."""
+        super().initialize(get_examples, nlp=nlp, labels=labels)
+        if self.cfg["ner"] and self.cfg["entity_loss_weight"] and not self.label_parts.factored:
+            raise ValueError(self._no_entity_columns_message())
+
+    def _no_entity_columns_message(self) -> str:
+        why = ("factor_labels = false" if not self.cfg["factor_labels"]
+               else "no entity among its labels")
+        return (
+            f"{self.name}: entity_loss_weight = {self.cfg['entity_loss_weight']} trains the "
+            f"entity columns of factor_labels, which this model does not have ({why}): set "
+            f"entity_loss_weight = 0, or factor_labels = true"
+        )
+
     def labels_in(self, examples: Iterable[Example]) -> List[str]:
         """The chart labels of the examples' gold trees, sorted."""
         found = set()
