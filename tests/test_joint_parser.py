@@ -140,6 +140,9 @@ def test_a_saved_model_keeps_the_label_parts_it_was_trained_with(trained, tmp_pa
         warnings.simplefilter("ignore")
         old = spacy.load(tmp_path / "whole", config={"components": {"joint_parser": {"factor_labels": True}}})
     assert old.get_pipe("joint_parser").cfg["factor_labels"] is False
+    assert old.get_pipe("joint_parser").cfg["entity_loss_weight"] == 1.0  # the default now; it predicts
+    with pytest.raises(ValueError, match="set entity_loss_weight = 0 \\(or train a new model"):
+        old.update(_examples(old, limit=2))  # but cannot go on training with the entity loss
     assert old(texts[0])[:]._.parse_string == whole(texts[0])[:]._.parse_string
 
 
@@ -291,42 +294,80 @@ def test_gold_entities_on_whitespace_edges_are_counted_not_trained_on():
     assert any("DNA" in label for label in parser.labels)
 
 
-def test_the_entity_loss_adds_the_entity_columns_own_crf_to_the_tree_crf():
+def test_the_entity_loss_is_added_to_the_tree_loss_and_its_gradient_is_the_losss():
     nlp = spacy.blank("en")
-    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
-    examples = _examples(nlp, limit=8)
+    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "entity_loss_weight": 0.5})
+    examples = _examples(nlp, limit=4)
     nlp.initialize(lambda: examples)
-    parser.cfg["entity_loss_weight"] = 0.0
     docs, ranges, golds = parser.collect_gold(examples)
+    assert all(entities is not None and len(entities) for _, entities in golds[:2])
     batch = parser.make_batch(docs, ranges)
-    scores = parser.model.predict(batch)
+    scores = [s.astype(np.float64) for s in parser.model.predict(batch)]
+    loss, grads = parser.get_loss_from_scores(batch, scores, golds)
+    alone, _ = parser.entity_columns().loss(scores, [entities for _, entities in golds])
     parser.cfg["entity_loss_weight"] = 0.0
-    tree_loss, tree_grads = parser.get_loss_from_scores(batch, scores, golds)
+    tree_loss, _ = parser.get_loss_from_scores(batch, scores, [(tree, None) for tree, _ in golds])
     parser.cfg["entity_loss_weight"] = 0.5
-    _, pairs = parser.collect_gold(examples)[1:]
-    columns = parser._entity_columns
-    assert all(np.array_equal(tree, alone) for (tree, _), alone in zip(pairs, golds))
-    entity_loss, entity_grads = columns.loss(scores, [entities for _, entities in pairs])
-    assert entity_loss > 0
-    loss, grads = parser.get_loss_from_scores(batch, scores, pairs)
-    assert loss == pytest.approx(tree_loss + 0.5 * entity_loss)
+    assert alone > 0 and loss == pytest.approx(tree_loss + 0.5 * alone)
+    # the gradient (per word of the batch) is the loss's, by central differences
+    rng = np.random.default_rng(0)
     n_words = sum(batch.lengths())
-    for total, tree, extra in zip(grads, tree_grads, entity_grads):
-        assert np.allclose(total, tree + 0.5 * extra / n_words, atol=1e-6)
+    for _ in range(3):
+        direction = [rng.normal(size=s.shape) for s in scores]
+        eps = 1e-4
+        up, _ = parser.get_loss_from_scores(batch, [s + eps * d for s, d in zip(scores, direction)], golds)
+        down, _ = parser.get_loss_from_scores(batch, [s - eps * d for s, d in zip(scores, direction)], golds)
+        analytic = n_words * sum(float((g * d).sum()) for g, d in zip(grads, direction))
+        assert (up - down) / (2 * eps) == pytest.approx(analytic, rel=1e-3)
     nlp.update(examples, sgd=nlp.create_optimizer())  # trains with it
 
 
-def test_the_entity_loss_needs_factored_labels():
+def _crossing_example(nlp, entities):
+    ref = Doc(nlp.vocab, words="The IL-2 gene is expressed".split())
+    set_parse(ref, "(S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed)))")
+    ref.spans["sc"] = SpanGroup(ref, name="sc", spans=[Span(ref, s, e, label=t) for s, e, t in entities])
+    return Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+
+
+def test_the_entity_loss_learns_entities_the_tree_cannot_hold_and_counts_types_it_has_no_column_for():
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
+    # "gene is" crosses the NP / VP bracket: out of the tree, in the entity loss
+    eg = _crossing_example(nlp, [(0, 1, "DNA"), (1, 2, "protein"), (2, 4, "DNA")])
+    with pytest.warns(UserWarning, match="cross a bracket"):
+        nlp.initialize(lambda: [eg])
+    _, [(tree, entities)] = parser.gold(eg, 0)
+    types = parser.entity_columns().types
+    assert sorted((s, e, types[t]) for s, e, t in entities.tolist()) == [(0, 0, "DNA"), (1, 1, "protein"), (2, 3, "DNA")]
+    assert parser.join_report.crossing == [(2, 4, "DNA")]
+    # a type seen only across a bracket has no column: counted, not a crash
+    odd = _crossing_example(nlp, [(0, 1, "DNA"), (2, 4, "odd")])
+    before = parser.unrepresentable_gold
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, [(_, entities)] = parser.gold(odd, 1)
+    assert entities.tolist() == [[0, 0, types.index("DNA")]] and parser.unrepresentable_gold == before + 1
+    nlp.update([eg, odd], sgd=nlp.create_optimizer())
+
+
+def test_the_entity_loss_needs_factored_labels_and_is_off_where_there_is_nothing_to_train():
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="entity_loss_weight must be a finite number >= 0"):
         nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "entity_loss_weight": -1})
     # a whole-label model loads (saved ones must), and is refused before training
     nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False})
     examples = _examples(nlp, limit=4)
-    with pytest.raises(ValueError, match=r"entity_loss_weight = 1.0 trains the entity columns .*factor_labels = false\): set entity_loss_weight = 0"):
+    with pytest.raises(ValueError, match=r"entity_loss_weight = 1.0 trains the entity columns .*factor_labels = false does not have: set entity_loss_weight = 0"):
         nlp.initialize(lambda: examples)
     whole = spacy.blank("en")
     whole.add_pipe("joint_parser", config={"model": SMALL_MODEL, "factor_labels": False, "entity_loss_weight": 0})
     whole.initialize(lambda: _examples(whole, limit=4))
-    parse_only = spacy.blank("en")
-    parse_only.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": False})  # nothing to weigh
+    for ner in (False, True):  # parse-only, and a treebank with no entities: nothing to weigh
+        bare = spacy.blank("en")
+        pipe = bare.add_pipe("joint_parser", config={"model": SMALL_MODEL, "ner": ner})
+        examples = _examples(bare, limit=4)
+        for eg in examples:
+            eg.reference.spans["sc"] = SpanGroup(eg.reference, name="sc", spans=[])
+        bare.initialize(lambda: examples)
+        assert pipe.entity_columns() is None and pipe.cfg["entity_loss_weight"] == 1.0
+        bare.update(examples, sgd=bare.create_optimizer())

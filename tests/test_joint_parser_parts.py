@@ -368,8 +368,10 @@ def test_labels_without_entities_are_their_own_parts():
 # ------------------------------------------------- the entity columns' own loss
 def test_only_entities_that_can_be_one_nested_set_are_kept_outer_first():
     entities = [(1, 3, "DNA"), (0, 4, "protein"), (2, 5, "RNA"), (1, 3, "protein"), (0, 4, "protein")]
-    # (0, 4) first; (1, 3) DNA before protein; (2, 5) crosses (0, 4)
-    assert laminar_entities(entities) == [(0, 4, "protein"), (1, 3, "DNA")]
+    # (0, 4) first (once); both types of (1, 3) stay; (2, 5) crosses (0, 4)
+    assert laminar_entities(entities) == [(0, 4, "protein"), (1, 3, "DNA"), (1, 3, "protein")]
+    # the outer one wins, as in the tree: (3, 6) crosses (2, 5), placed first
+    assert laminar_entities([(3, 6, "DNA"), (2, 5, "RNA")]) == [(2, 5, "RNA")]
     assert laminar_entities([(0, 1, "DNA"), (1, 2, "DNA")]) == [(0, 1, "DNA"), (1, 2, "DNA")]
 
 
@@ -379,8 +381,8 @@ def test_the_entity_loss_is_the_nested_set_crf_of_the_entity_columns_by_enumerat
     assert columns.types == ("protein", "DNA")
     rng = np.random.default_rng(3)
     P = rng.normal(size=(3, 3, parts.n_parts))
-    gold = columns.gold_rows([(0, 2, "DNA"), (1, 2, "protein"), (1, 3, "DNA")])  # the last crosses
-    assert gold.tolist() == [[0, 1, 1], [1, 1, 0]]
+    gold, unknown = columns.gold_rows([(0, 2, "DNA"), (1, 2, "protein"), (1, 3, "DNA")])  # the last crosses
+    assert gold.tolist() == [[0, 1, 1], [1, 1, 0]] and unknown == []
     loss, (grad,) = columns.loss([P], [gold])
     entity = P[:, :, columns.columns]
     assert loss == pytest.approx(brute_log_partition(entity, "laminar") - entity[0, 1, 1] - entity[1, 1, 0])
@@ -390,3 +392,9 @@ def test_the_entity_loss_is_the_nested_set_crf_of_the_entity_columns_by_enumerat
     assert np.allclose(grad[:, :, columns.columns], expected)
     others = np.setdiff1d(np.arange(parts.n_parts), columns.columns)
     assert not grad[:, :, others].any()  # chain and joint columns are left alone
+    # two types on the same words: the span stands for either (LaminarSpans)
+    both, _ = columns.gold_rows([(0, 3, "DNA"), (0, 3, "protein")])
+    loss, _ = columns.loss([P], [both])
+    pair = np.logaddexp(entity[0, 2, 0], entity[0, 2, 1])
+    assert loss == pytest.approx(brute_log_partition(entity, "laminar") - pair)
+    assert columns.gold_rows([(0, 1, "RNA")])[1] == [(0, 1, "RNA")]  # no column: handed back

@@ -40,11 +40,11 @@ from thinc.api import Model
 
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config, missing_spans_message
+from ..pipeline import StructuredComponent, factory_config, missing_spans_message, non_negative_number
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
 from .entity_loss import EntityColumns
-from .joint import JoinReport, entities_of, join_entities
+from .joint import JoinReport, entities_of, join_entities, outer_first
 from .label_parts import LabelParts
 from .trees import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
@@ -149,17 +149,15 @@ class JointParser(StructuredComponent):
         self.join_report = JoinReport()
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
-        """spans_key is a non-empty string; ner and set_ents are bools."""
+        """spans_key is a non-empty string; ner, set_ents and factor_labels
+        are bools; entity_loss_weight a number >= 0; the loss one for trees."""
         key = settings["spans_key"]
         if not isinstance(key, str) or not key:
             raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
         settings["ner"] = bool(settings["ner"])
         settings["set_ents"] = bool(settings["set_ents"])
         settings["factor_labels"] = bool(settings["factor_labels"])
-        weight = settings["entity_loss_weight"]
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
-            raise ValueError(f"{name}: entity_loss_weight must be a finite number >= 0, got {weight!r}")
-        settings["entity_loss_weight"] = float(weight)
+        settings["entity_loss_weight"] = non_negative_number(name, "entity_loss_weight", settings["entity_loss_weight"])
         if settings["loss"] not in ("crf", "margin"):
             raise ValueError(
                 f"{name}: loss must be 'crf' or 'margin' for trees, got {settings['loss']!r}"
@@ -252,7 +250,7 @@ class JointParser(StructuredComponent):
             return
         key = self.spans_key
         for doc, rows in zip(docs, found):
-            rows.sort(key=lambda r: (r[0], -r[1], r[2]))
+            rows = outer_first(rows)
             spans = [Span(doc, s, e, label=t) for s, e, t in rows]
             doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
             if self.cfg["set_ents"]:
@@ -336,10 +334,10 @@ class JointParser(StructuredComponent):
             )
 
     def gold(self, eg: Example, index: int):
-        """Sentence ranges and the gold of each: (start, end inclusive,
-        label id) rows of its tree, and with `entity_loss_weight` a pair
-        of those and the (start, end inclusive, type id) rows of its
-        nested gold entities (entity_loss.py)."""
+        """Sentence ranges and the gold of each: a pair of the (start, end
+        inclusive, label id) rows of its tree and, when the entity loss is
+        on, the (start, end inclusive, type id) rows of its nested gold
+        entities (entity_loss.py; else None)."""
         ranges, charts, entities = self.gold_charts(eg, index)
         ids = {name: k + 1 for k, name in enumerate(self.labels)}
         golds = []
@@ -357,19 +355,36 @@ class JointParser(StructuredComponent):
                     ))
                 rows.append((s, e, ids[name]))
             golds.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
-        if self._entity_columns is not None:
-            columns = self._entity_columns
-            golds = [(tree, columns.gold_rows(inside)) for tree, inside in zip(golds, entities)]
-        return ranges, golds
+        columns = self.entity_columns()
+        if columns is None:
+            return ranges, [(tree, None) for tree in golds]
+        pairs = []
+        for tree, inside in zip(golds, entities):
+            rows, unknown = columns.gold_rows(inside)
+            for s, e, t in unknown:
+                self.count_unrepresentable(
+                    f"gold entities of a type no chart label has (they all cross a bracket) "
+                    f"are left out of the entity loss too (first: {t} in example {index})"
+                )
+            pairs.append((tree, rows))
+        return ranges, pairs
 
-    @property
-    def _entity_columns(self) -> Optional[EntityColumns]:
-        """The entity columns the second loss trains, or None when it is off
-        (a model without them is refused at `initialize`)."""
+    def entity_columns(self) -> Optional[EntityColumns]:
+        """The entity columns the entity loss trains; None when it is off
+        (weight 0, ner = false, or no entity among the labels). A model
+        without entity columns (factor_labels = false) cannot take it: a
+        ValueError says so."""
         if not (self.cfg["ner"] and self.cfg["entity_loss_weight"]):
             return None
         if not self.label_parts.factored:
-            raise ValueError(self._no_entity_columns_message())
+            if not self.cfg["factor_labels"]:
+                raise ValueError(
+                    f"{self.name}: entity_loss_weight = {self.cfg['entity_loss_weight']} trains "
+                    f"the entity columns of factor_labels, which a model with factor_labels = "
+                    f"false does not have: set entity_loss_weight = 0 (or train a new model "
+                    f"with factor_labels = true)"
+                )
+            return None  # no entity labels: nothing to train
         key = self.labels
         if self._entity_column_cache is None or self._entity_column_cache[0] != key:
             self._entity_column_cache = (key, EntityColumns(self.label_parts))
@@ -380,36 +395,26 @@ class JointParser(StructuredComponent):
         the tree's, plus `entity_loss_weight` times the entity columns' own
         (entity_loss.py) when it is on."""
         parts = self.label_parts
-        columns = self._entity_columns
-        trees = [gold[0] for gold in golds] if columns is not None else golds
+        trees = [tree for tree, _ in golds]
         loss, grads = self.structure_loss([_with_empty_label(s, parts) for s in scores], trees)
         n_words = sum(batch.lengths())
         part_grads = [parts.part_gradient(g[:, :, 1:] / n_words) for g in grads]
+        columns = self.entity_columns()
         if columns is None:
             return loss, part_grads
         weight = self.cfg["entity_loss_weight"]
-        entity_loss, entity_grads = columns.loss(scores, [gold[1] for gold in golds])
+        entity_loss, entity_grads = columns.loss(scores, [entities for _, entities in golds])
         for total, extra in zip(part_grads, entity_grads):
             total += (extra * (weight / n_words)).astype(np.float32)
         return loss + weight * entity_loss, part_grads
 
     # ----------------------------------------------------------- initializing
     def initialize(self, get_examples, *, nlp=None, labels=None) -> None:
-        """As StructuredComponent.initialize; then refuse an entity loss
-        that has no entity columns to train (before any training time is
-        spent)."""
+        """As StructuredComponent.initialize; then an entity loss that has
+        no entity columns to train is refused before any training time is
+        spent (`entity_columns`)."""
         super().initialize(get_examples, nlp=nlp, labels=labels)
-        if self.cfg["ner"] and self.cfg["entity_loss_weight"] and not self.label_parts.factored:
-            raise ValueError(self._no_entity_columns_message())
-
-    def _no_entity_columns_message(self) -> str:
-        why = ("factor_labels = false" if not self.cfg["factor_labels"]
-               else "no entity among its labels")
-        return (
-            f"{self.name}: entity_loss_weight = {self.cfg['entity_loss_weight']} trains the "
-            f"entity columns of factor_labels, which this model does not have ({why}): set "
-            f"entity_loss_weight = 0, or factor_labels = true"
-        )
+        self.entity_columns()
 
     def labels_in(self, examples: Iterable[Example]) -> List[str]:
         """The chart labels of the examples' gold trees, sorted."""

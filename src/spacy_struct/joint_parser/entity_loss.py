@@ -17,10 +17,13 @@ learning in the form this model allows: the joint model and an entity-only
 model sharing their entity parameters, trained on the same sentences.
 Decoding is unchanged: the tree, with its entity nodes.
 
-Gold entities of one sentence that share their words with another entity
-(a second type) or cross another entity cannot be one laminar set; they
-are left out of this loss, first placed first (outer, then earlier), as
-the tree leaves them out (`JoinReport.same_span`).
+Gold entities of one sentence that cross another one cannot be in one
+nested set with it; they are left out of this loss, the outer (then the
+earlier) one kept, as `join_entities` keeps it in the tree (where the
+other is counted as crossing). Two types on the same words stay, as in
+`nested_ner`: the span stands for either (`LaminarSpans`). An entity of a
+type that no chart label has (it only ever crossed a bracket) has no
+column; it is returned to the caller to count.
 """
 from __future__ import annotations
 
@@ -30,19 +33,17 @@ import numpy as np
 
 from ..losses import get_loss
 from ..structs.spans import LaminarSpans, crosses
+from .joint import Entity, outer_first
 from .label_parts import LabelParts
-
-Entity = Tuple[int, int, str]  # start, end exclusive, type
 
 
 def laminar_entities(entities: Sequence[Entity]) -> List[Entity]:
     """The entities that can be one nested set: outer first, each kept
-    unless its words are a kept entity's or it crosses one."""
+    unless it crosses one kept before it (same words, another type: kept)."""
     kept: List[Entity] = []
-    for start, end, label in sorted(set(entities), key=lambda x: (x[0], -x[1], x[2])):
-        if any((s, e) == (start, end) or crosses((s, e), (start, end)) for s, e, _ in kept):
-            continue
-        kept.append((start, end, label))
+    for start, end, label in outer_first(entities):
+        if not any(crosses((s, e), (start, end)) for s, e, _ in kept):
+            kept.append((start, end, label))
     return kept
 
 
@@ -61,12 +62,19 @@ class EntityColumns:
         self.types = tuple(name for _, name in found)
         self._type_ids = {name: i for i, name in enumerate(self.types)}
 
-    def gold_rows(self, entities: Sequence[Entity]) -> np.ndarray:
-        """(start, end inclusive, type id) rows of the laminar gold entities
-        of one sentence (sentence coordinates); an unknown type raises
-        KeyError, as the chart label it belongs to is unknown too."""
-        rows = [(s, e - 1, self._type_ids[t]) for s, e, t in laminar_entities(entities)]
-        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+    def gold_rows(self, entities: Sequence[Entity]) -> Tuple[np.ndarray, List[Entity]]:
+        """The gold of one sentence's entities (sentence coordinates).
+
+        RETURNS: ((start, end inclusive, type id) rows of its laminar
+            entities, the entities among them whose type has no column).
+        """
+        rows, unknown = [], []
+        for s, e, t in laminar_entities(entities):
+            if t in self._type_ids:
+                rows.append((s, e - 1, self._type_ids[t]))
+            else:
+                unknown.append((s, e, t))
+        return np.array(rows, dtype=np.int64).reshape(-1, 3), unknown
 
     def loss(
         self, part_scores: Sequence[np.ndarray], golds: Sequence[np.ndarray]
@@ -74,7 +82,7 @@ class EntityColumns:
         """The tree CRF of the entity columns as nested entity sets.
 
         part_scores: the scorer's (n, n, parts) output per sentence.
-        golds: `gold_rows` per sentence.
+        golds: the rows of `gold_rows` per sentence.
         RETURNS: (summed loss, the (n, n, parts) gradient per sentence,
             zero outside the entity columns).
         """

@@ -57,7 +57,7 @@ def join_entities(root: Optional[Node], n_words: int, entities: Sequence[Entity]
     if root is None:
         root = Node("", 0, n_words, list(range(n_words)))
     report = JoinReport()
-    for start, end, label in sorted(set(entities), key=lambda x: (x[0], -x[1], x[2])):
+    for start, end, label in outer_first(entities):
         if not (0 <= start < end <= n_words):
             raise ValueError(f"entity {label} {start}..{end} is outside the {n_words} words")
         _place(root, (start, end, label), report)
@@ -92,6 +92,12 @@ def _place(node: Node, entity: Entity, report: JoinReport) -> None:
         report.words += 1
     else:
         report.runs += 1
+
+
+def outer_first(entities: Sequence[Entity]) -> List[Entity]:
+    """The distinct entities, each before those inside it: by start, the
+    longest first, then by type (the order they are placed in a tree)."""
+    return sorted(set(entities), key=lambda x: (x[0], -x[1], x[2]))
 
 
 def entities_of(root: Optional[Node]) -> List[Entity]:

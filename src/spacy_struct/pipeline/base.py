@@ -61,6 +61,14 @@ class TrainingDivergedError(FloatingPointError, ValueError):
     """The training's numbers blew up (NaN or infinite scores or loss)."""
 
 
+def non_negative_number(name: str, key: str, value: Any) -> float:
+    """`value` as a float; a ValueError naming component `name` and setting
+    `key` when it is not a finite number >= 0 (a bool is refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: {key} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def factory_config(model: Any, own_defaults: Dict[str, Any], scorer: str) -> Dict[str, Any]:
     """A structured component's `default_config` for `Language.factory`: its
     default model, its own settings, the shared settings and the name of
@@ -323,10 +331,7 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         usable = tuple(loss for loss in loss_names() if loss not in self.unsupported_losses)
         if values["loss"] not in usable:
             raise ValueError(f"{name}: loss must be one of {usable}, got {values['loss']!r}")
-        cost = values["margin_cost"]
-        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not np.isfinite(cost) or cost < 0:
-            raise ValueError(f"{name}: margin_cost must be a finite number >= 0, got {cost!r}")
-        values["margin_cost"] = float(cost)
+        values["margin_cost"] = non_negative_number(name, "margin_cost", values["margin_cost"])
         check_sentence_limits(name, values["max_unsegmented_length"], values["max_sentence_length"])
         self.check_settings(name, values)
         self.vocab = vocab
