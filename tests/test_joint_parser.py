@@ -203,13 +203,17 @@ def test_a_gold_tree_cut_by_the_rule_for_long_docs_is_a_clear_error():
         nlp.initialize(lambda: [eg])
 
 
+def _crossing_example(nlp, entities):
+    ref = Doc(nlp.vocab, words="The IL-2 gene is expressed".split())
+    set_parse(ref, "(S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed)))")
+    ref.spans["sc"] = SpanGroup(ref, name="sc", spans=[Span(ref, s, e, label=t) for s, e, t in entities])
+    return Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+
+
 def test_entities_that_cross_a_bracket_are_counted_and_warned_about():
     nlp = spacy.blank("en")
     parser = nlp.add_pipe("joint_parser", config={"model": SMALL_MODEL})
-    ref = Doc(nlp.vocab, words="The IL-2 gene is expressed".split())
-    set_parse(ref, "(S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed)))")
-    ref.spans["sc"] = SpanGroup(ref, name="sc", spans=[Span(ref, 2, 4, label="odd"), Span(ref, 1, 3, label="DNA")])
-    eg = Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+    eg = _crossing_example(nlp, [(2, 4, "odd"), (1, 3, "DNA")])
     with pytest.warns(UserWarning, match="cross a bracket"):
         nlp.initialize(lambda: [eg])
     nlp.update([eg], sgd=None)
@@ -320,13 +324,6 @@ def test_the_entity_loss_is_added_to_the_tree_loss_and_its_gradient_is_the_losss
         analytic = n_words * sum(float((g * d).sum()) for g, d in zip(grads, direction))
         assert (up - down) / (2 * eps) == pytest.approx(analytic, rel=1e-3)
     nlp.update(examples, sgd=nlp.create_optimizer())  # trains with it
-
-
-def _crossing_example(nlp, entities):
-    ref = Doc(nlp.vocab, words="The IL-2 gene is expressed".split())
-    set_parse(ref, "(S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VBN expressed)))")
-    ref.spans["sc"] = SpanGroup(ref, name="sc", spans=[Span(ref, s, e, label=t) for s, e, t in entities])
-    return Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
 
 
 def test_the_entity_loss_learns_entities_the_tree_cannot_hold_and_counts_types_it_has_no_column_for():

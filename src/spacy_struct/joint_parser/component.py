@@ -405,7 +405,8 @@ class JointParser(StructuredComponent):
         weight = self.cfg["entity_loss_weight"]
         entity_loss, entity_grads = columns.loss(scores, [entities for _, entities in golds])
         for total, extra in zip(part_grads, entity_grads):
-            total += (extra * (weight / n_words)).astype(np.float32)
+            extra *= weight / n_words
+            total += extra  # cast into the float32 gradient in place
         return loss + weight * entity_loss, part_grads
 
     # ----------------------------------------------------------- initializing
