@@ -263,10 +263,11 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     monkeypatch.setattr(MorphModel, "fit", recording_fit)
     settings = MorphSettings(sweeps=5, seed=1)
     grid = [{"gamma_length": 0.5}, {"gamma_length": 0.05}, {"gamma_length": 0.9},
-            {"gamma_length": 0.9, "max_prefixes": 0}]
+            {"gamma_length": 0.9, "max_prefixes": 0}, {"gamma_length": 0.9, "max_suffixes": 1}]
     found = tuning.select_by_code_length(settings, text, None, grid)
-    assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9]  # 0.5 is the configured value
-    assert [f[0].max_prefixes for f in fitted] == [2, 2, 2, 0]
+    assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9, 0.9]  # 0.5 is the configured value
+    assert [f[0].max_prefixes for f in fitted] == [2, 2, 2, 0, 2]
+    assert [f[0].max_suffixes for f in fitted] == [2, 2, 2, 2, 1]
     assert all(f[0].stage == "basic" and f[1] == {} for f in fitted)
     assert found.criterion == tuning.CODE_LENGTH and [c for c, _ in found.results] == [{}] + grid[1:]
     for candidate, value in found.results:
