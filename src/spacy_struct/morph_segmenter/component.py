@@ -9,9 +9,10 @@ and prints its progress. Where the training examples carry gold morphs
 types keep their gold (semi-supervised, as Morfessor FlatCat uses
 annotations). With `tune_priors` the priors are chosen first
 (tuning.py): by the annotations where there are enough of them, else the
-length prior and prefixes or none by the code length of the text. After
-that, segmenting is a lookup of the learned lexicon, or the model's best
-segmentation for a word it never saw; no sampling.
+length prior, prefixes or none and the configured suffixes or one by
+the code length of the text. After that, segmenting is a lookup of the
+learned lexicon, or the model's best segmentation for a word it never
+saw; no sampling.
 """
 
 import sys
@@ -99,8 +100,9 @@ def make_morph_segmenter(
     tune_priors: choose the priors before sampling (see tuning.py): with
         enough annotated types, the priors and max_suffixes that segment a
         held-out fifth of those types best; otherwise the length prior
-        (gamma_length) and prefixes or none (max_prefixes) under which the
-        text's segmentation is shortest to send. The chosen values override
+        (gamma_length), prefixes or none (max_prefixes) and the configured
+        suffixes or one (max_suffixes) under which the text's segmentation
+        is shortest to send. The chosen values override
         the configured ones and are saved with the lexicon; false keeps the
         configured ones.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
