@@ -284,6 +284,21 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     assert all(f[1] == some for f in fitted)
 
 
+def test_the_default_code_length_grid_crosses_length_prefixes_and_suffixes():
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphSettings
+
+    settings = MorphSettings()
+    candidates = [tuning.apply_candidate(settings, c) for c in tuning.distinct_candidates(settings, tuning.CODE_LENGTH_GRID)]
+    seen = {(c.priors["gamma_length"], c.max_prefixes, c.max_suffixes) for c in candidates}
+    assert len(candidates) == len(seen)
+    assert seen == {(length, prefixes, suffixes) for length in (0.5, 0.6, 0.7, 0.8, 0.9)
+                    for prefixes in (settings.max_prefixes, 0) for suffixes in (settings.max_suffixes, 1)}
+    # a configuration that already allows one suffix has nothing to add on that side
+    one = MorphSettings(max_suffixes=1)
+    assert len(tuning.distinct_candidates(one, tuning.CODE_LENGTH_GRID)) == 10
+
+
 def test_initialize_without_annotations_chooses_the_length_prior(monkeypatch):
     from spacy_struct.morph_segmenter import tuning
 
