@@ -294,9 +294,14 @@ def test_the_default_code_length_grid_crosses_length_prefixes_and_suffixes():
     assert len(candidates) == len(seen)
     assert seen == {(length, prefixes, suffixes) for length in (0.5, 0.6, 0.7, 0.8, 0.9)
                     for prefixes in (settings.max_prefixes, 0) for suffixes in (settings.max_suffixes, 1)}
-    # a configuration that already allows one suffix has nothing to add on that side
-    one = MorphSettings(max_suffixes=1)
-    assert len(tuning.distinct_candidates(one, tuning.CODE_LENGTH_GRID)) == 10
+    assert tuning.grid_for(tuning.CODE_LENGTH, settings) == tuning.CODE_LENGTH_GRID
+    # the affix options only narrow the configuration: none is widened
+    for max_prefixes, max_suffixes, n in ((2, 1, 10), (2, 0, 10), (0, 0, 5), (0, 3, 10)):
+        narrow = MorphSettings(max_prefixes=max_prefixes, max_suffixes=max_suffixes)
+        chosen = [tuning.apply_candidate(narrow, c)
+                  for c in tuning.distinct_candidates(narrow, tuning.grid_for(tuning.CODE_LENGTH, narrow))]
+        assert len(chosen) == n
+        assert all(c.max_prefixes <= max_prefixes and c.max_suffixes <= max_suffixes for c in chosen)
 
 
 def test_initialize_without_annotations_chooses_the_length_prior(monkeypatch):

@@ -207,7 +207,7 @@ class MorphSegmenter(Pipe):
         annotated types when there are enough, else by code length."""
         configured = self.model.settings
         criterion = tuning.criterion_for(len(clamped))
-        grid = tuning.grid_for(criterion)
+        grid = tuning.grid_for(criterion, configured)
         keys = tuning.tuned_keys(grid)
         if criterion == tuning.HELD_OUT_F1:
             how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"

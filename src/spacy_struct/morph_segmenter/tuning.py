@@ -210,7 +210,8 @@ def select_by_code_length(
     settings: the configured ones; a candidate replaces only its own keys.
     sentences: the text the model learns from.
     clamped: annotated types (too few to hold out), clamped in every candidate.
-    grid: the candidates besides the configured settings (None: CODE_LENGTH_GRID).
+    grid: the candidates besides the configured settings (None:
+        `grid_for(CODE_LENGTH, settings)`).
     report: called with each candidate and its code length in nats.
     RETURNS: the `Tuning` (criterion CODE_LENGTH).
     """
@@ -220,7 +221,7 @@ def select_by_code_length(
         model.fit(sentences, clamped or {})
         return code_length(model, sentences)
 
-    return _choose(settings, CODE_LENGTH_GRID if grid is None else grid, CODE_LENGTH, measure, report)
+    return _choose(settings, grid_for(CODE_LENGTH, settings) if grid is None else grid, CODE_LENGTH, measure, report)
 
 
 def criterion_for(n_annotated: int) -> str:
@@ -229,9 +230,19 @@ def criterion_for(n_annotated: int) -> str:
     return HELD_OUT_F1 if can_tune(n_annotated) else CODE_LENGTH
 
 
-def grid_for(criterion: str) -> Tuple[Candidate, ...]:
-    """The candidates that criterion tries besides the configured settings."""
-    return TUNING_GRID if criterion == HELD_OUT_F1 else CODE_LENGTH_GRID
+def grid_for(criterion: str, settings: Optional[MorphSettings] = None) -> Tuple[Candidate, ...]:
+    """The candidates that criterion tries besides the configured settings.
+
+    Without annotations the affix options only narrow what `settings`
+    allow: "one suffix at most" is not offered to a model configured with
+    none, nor any prefixes to one configured without them."""
+    if criterion == HELD_OUT_F1:
+        return TUNING_GRID
+    if settings is None:
+        return CODE_LENGTH_GRID
+    return tuple(candidate for candidate in CODE_LENGTH_GRID
+                 if all(candidate[key] <= getattr(settings, key)
+                        for key in ("max_prefixes", "max_suffixes") if key in candidate))
 
 
 def choose_settings(
