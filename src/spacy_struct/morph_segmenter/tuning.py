@@ -230,16 +230,14 @@ def criterion_for(n_annotated: int) -> str:
     return HELD_OUT_F1 if can_tune(n_annotated) else CODE_LENGTH
 
 
-def grid_for(criterion: str, settings: Optional[MorphSettings] = None) -> Tuple[Candidate, ...]:
-    """The candidates that criterion tries besides the configured settings.
+def grid_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
+    """The candidates that criterion tries besides the configured `settings`.
 
     Without annotations the affix options only narrow what `settings`
     allow: "one suffix at most" is not offered to a model configured with
     none, nor any prefixes to one configured without them."""
     if criterion == HELD_OUT_F1:
         return TUNING_GRID
-    if settings is None:
-        return CODE_LENGTH_GRID
     return tuple(candidate for candidate in CODE_LENGTH_GRID
                  if all(candidate[key] <= getattr(settings, key)
                         for key in ("max_prefixes", "max_suffixes") if key in candidate))
