@@ -264,7 +264,7 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     settings = MorphSettings(sweeps=5, seed=1)
     grid = [{"gamma_length": 0.5}, {"gamma_length": 0.05}, {"gamma_length": 0.9},
             {"gamma_length": 0.9, "max_prefixes": 0}, {"gamma_length": 0.9, "max_suffixes": 1}]
-    found = tuning.select_by_code_length(settings, text, None, grid)
+    found = tuning.select_by_code_length(settings, text, None, grid, relaxations=())
     assert [f[0].priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9, 0.9]  # 0.5 is the configured value
     assert [f[0].max_prefixes for f in fitted] == [2, 2, 2, 0, 2]
     assert [f[0].max_suffixes for f in fitted] == [2, 2, 2, 2, 1]
@@ -281,7 +281,48 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     some = dict(list(gold.items())[:3])
     fitted.clear()
     tuning.select_by_code_length(settings, text, some, grid[:2])
-    assert all(f[1] == some for f in fitted)
+    assert len(fitted) == 2 + 3 and all(f[1] == some for f in fitted)  # and in the second round's
+
+
+def test_the_second_round_relaxes_the_stem_limits_from_the_first_rounds_winner(monkeypatch):
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter import tuning
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    assert tuning.stem_relaxations(MorphSettings()) == (
+        {"min_stem": 2}, {"short_affixes": False}, {"min_stem": 2, "short_affixes": False})
+    assert tuning.stem_relaxations(MorphSettings(min_stem=1)) == ({"short_affixes": False},)
+    assert tuning.stem_relaxations(MorphSettings(min_stem=2, short_affixes=False)) == ({"min_stem": 1},)
+    assert tuning.stem_relaxations(MorphSettings(min_stem=1, short_affixes=False)) == ()
+
+    text, _ = _sample_text_and_gold(spacy.blank("en"))
+    fitted = []
+    real_fit = MorphModel.fit
+
+    def recording_fit(self, sentences, clamped=None, **kwargs):
+        fitted.append(self.settings)
+        return real_fit(self, sentences, clamped, **kwargs)
+
+    monkeypatch.setattr(MorphModel, "fit", recording_fit)
+    settings = MorphSettings(sweeps=5, seed=1)
+    found = tuning.select_by_code_length(settings, text, None, [{"gamma_length": 0.05}, {"gamma_length": 0.9}])
+    assert [c for c, _ in found.results[:3]] == [{}, {"gamma_length": 0.05}, {"gamma_length": 0.9}]
+    winner, winner_value = min(found.results[:3], key=lambda item: item[1])
+    # the second round starts from the winner, which is not learned again
+    assert len(fitted) == 3 + 3
+    assert all(f.priors["gamma_length"] == tuning.apply_candidate(settings, winner).priors["gamma_length"]
+               for f in fitted[3:])
+    assert [(f.min_stem, f.short_affixes) for f in fitted[3:]] == [(2, True), (3, False), (2, False)]
+    assert [c for c, _ in found.results[3:]] == [{**winner, **c} for c in tuning.stem_relaxations(settings)]
+    for candidate, value in found.results[3:]:
+        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic"))
+        real_fit(model, text)
+        assert value == pytest.approx(tuning.code_length(model, text))
+    second = [(winner, winner_value)] + found.results[3:]
+    best = min(second, key=lambda item: item[1])
+    assert found.best == best[0] and found.best_value == best[1]
+    assert found.settings == tuning.apply_candidate(settings, best[0])
 
 
 def test_the_default_code_length_grid_crosses_length_prefixes_and_suffixes():
@@ -342,7 +383,8 @@ def test_too_few_annotations_choose_by_code_length_with_them_clamped(monkeypatch
     _, gold = _sample_text_and_gold(nlp)
     assert not tuning.can_tune(len(gold))  # the sample has fewer annotated types than held-out tuning needs
     assert seg.init_report["tuned"]["criterion"] == tuning.CODE_LENGTH
-    assert len(fitted) == 3 and all(f == set(gold) for f in fitted)  # two candidates, then the model
+    # two candidates, three relaxations of the stem limits, then the model
+    assert len(fitted) == 2 + 3 + 1 and all(f == set(gold) for f in fitted)
 
 
 def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):

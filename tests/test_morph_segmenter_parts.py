@@ -231,6 +231,38 @@ def test_the_shared_task_metric_equals_its_official_script(tmp_path, name):
     assert f"{ours['sigmorphon_distance']:.2f}" == official["distance"]
 
 
+# ------------------------------------------------------------- hypotheses
+def _brute_force_segmentations(length, max_prefixes, max_suffixes, min_stem, short_affixes):
+    """Every subset of cut offsets and every choice of stem among the
+    pieces, kept when it meets the constraints."""
+    out = {((), 0)}
+    for n_cuts in range(1, length):
+        for cuts in itertools.combinations(range(1, length), n_cuts):
+            edges = (0, *cuts, length)
+            pieces = [y - x for x, y in zip(edges, edges[1:])]
+            for stem in range(len(pieces)):
+                affixes = pieces[:stem] + pieces[stem + 1:]
+                if (stem <= max_prefixes and len(pieces) - stem - 1 <= max_suffixes and pieces[stem] >= min_stem
+                        and (not short_affixes or all(a <= pieces[stem] for a in affixes))):
+                    out.add((cuts, stem))
+    return out
+
+
+@pytest.mark.parametrize("max_prefixes,max_suffixes,min_stem,short_affixes",
+                         [(2, 2, 1, True), (2, 2, 3, True), (0, 1, 3, True), (0, 1, 2, False), (2, 2, 2, False),
+                          (1, 3, 1, False)])
+def test_the_hypotheses_of_a_word_are_every_segmentation_meeting_the_constraints(
+        max_prefixes, max_suffixes, min_stem, short_affixes):
+    from spacy_struct.morph_segmenter.hypotheses import segmentations
+
+    for length in range(1, 10):
+        got = segmentations(length, max_prefixes, max_suffixes, min_stem, short_affixes)
+        assert got[0] == ((), 0) and len(set(got)) == len(got)
+        assert set(got) == _brute_force_segmentations(length, max_prefixes, max_suffixes, min_stem, short_affixes)
+    # the counts the module's docstring gives for the paper's constraints
+    assert [len(segmentations(n)) for n in (4, 8, 15)] == [10, 66, 553]
+
+
 # ---------------------------------------------------------------- sampler
 SETTINGS = {"gamma_length": 0.5, "gamma_segments": 0.5, "gamma_prefix": 1 / 1.1, "gamma_stem": 1e-4,
             "gamma_suffix": 1 / 1.1, "alpha": 0.1, "alpha_emission": 1e-5, "alpha_transition": 1.0,

@@ -47,6 +47,7 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "max_suffixes": 2,
     "max_length": 30,
     "min_stem": 3,
+    "short_affixes": True,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
@@ -80,6 +81,7 @@ def make_morph_segmenter(
     max_suffixes: int,
     max_length: int,
     min_stem: int,
+    short_affixes: bool,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -102,7 +104,8 @@ def make_morph_segmenter(
         held-out fifth of those types best; otherwise the length prior
         (gamma_length), prefixes or none (max_prefixes) and the configured
         suffixes or one (max_suffixes) under which the text's segmentation
-        is shortest to send. The chosen values override
+        is shortest to send, and then whether the stem limits (min_stem,
+        short_affixes) are relaxed by a step. The chosen values override
         the configured ones and are saved with the lexicon; false keeps the
         configured ones.
     max_prefixes, max_suffixes, max_length: the hypotheses of a word (at
@@ -110,13 +113,15 @@ def make_morph_segmenter(
     min_stem: the shortest stem of a segmented word (the paper has 1; 3,
         the default, is the best on the SIGMORPHON dev sets: it keeps
         English function words such as "of" or "and" whole).
+    short_affixes: no affix longer than the stem (the paper's constraint).
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
     """
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
-                             max_length=max_length, min_stem=min_stem, priors=dict(priors))
+                             max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
+                             priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 
@@ -220,7 +225,9 @@ class MorphSegmenter(Pipe):
         self._say(f"{self.name}: choosing {', '.join(keys)} {how}: the configured values ("
                   + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
                   + f") and {len(tuning.distinct_candidates(configured, grid)) - 1} other candidates, "
-                  f"each learned at the basic stage")
+                  f"each learned at the basic stage"
+                  + ("; then, from the best of them, the stem limits relaxed (min_stem one shorter, "
+                     "affixes longer than the stem, both)" if criterion == tuning.CODE_LENGTH else ""))
 
         def describe(candidate) -> str:
             return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"

@@ -4,7 +4,8 @@ Lee et al. (2011) let a word be prefix* stem suffix* with exactly one stem,
 at most two prefixes and two suffixes (so at most five morphs), and a stem
 not shorter than any affix; every segmentation meeting these constraints is
 a hypothesis of the type (10 for a word of 4 characters, 66 for 8, 553 for
-15). A type whose segmentation is known (semi-supervised gold) has that
+15). Without the last constraint (`short_affixes` false) a short stem may
+carry a longer affix, as Mongolian "эс+тэй" does. A type whose segmentation is known (semi-supervised gold) has that
 one hypothesis, whatever its shape; a word with no letter, or with a digit,
 or longer than `max_length`, has only itself.
 
@@ -40,10 +41,11 @@ def _splits(start: int, end: int, max_pieces: int) -> Iterator[Tuple[int, ...]]:
 
 
 def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2,
-                  min_stem: int = 1) -> List[Segmentation]:
+                  min_stem: int = 1, short_affixes: bool = True) -> List[Segmentation]:
     """Every segmentation of a word of `length` characters under the
-    constraints above (and a stem of at least `min_stem` characters): (cuts,
-    stem position), the unsegmented word first."""
+    constraints above (and a stem of at least `min_stem` characters; with
+    `short_affixes`, no affix longer than the stem): (cuts, stem position),
+    the unsegmented word first."""
     out: List[Segmentation] = [((), 0)]
     for a in range(length):
         for b in range(a + 1, length + 1):
@@ -52,13 +54,14 @@ def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2,
             stem = b - a
             if stem < min_stem:
                 continue
+            longest = stem if short_affixes else length
             for prefix_ends in _splits(0, a, max_prefixes):
                 edges = (0, *prefix_ends)
-                if any(y - x > stem for x, y in zip(edges, edges[1:])):
+                if any(y - x > longest for x, y in zip(edges, edges[1:])):
                     continue
                 for suffix_ends in _splits(b, length, max_suffixes):
                     edges_s = (b, *suffix_ends)
-                    if any(y - x > stem for x, y in zip(edges_s, edges_s[1:])):
+                    if any(y - x > longest for x, y in zip(edges_s, edges_s[1:])):
                         continue
                     cuts = tuple(c for c in (*prefix_ends, b, *suffix_ends) if 0 < c < length)
                     out.append((cuts, len(prefix_ends)))
@@ -101,11 +104,13 @@ def build_hypotheses(
     max_length: int = 30,
     morph_ids: Optional[Dict[str, int]] = None,
     min_stem: int = 1,
+    short_affixes: bool = True,
 ) -> HypothesisTable:
     """The hypotheses of every type of `words` (a type per entry).
 
     clamped: type index to its known segmentation, its only hypothesis.
     min_stem: the shortest stem a hypothesis may have.
+    short_affixes: no affix longer than the stem.
     morph_ids: morph strings already interned (a saved model's), extended
         in place; new strings get the next ids.
     """
@@ -122,7 +127,7 @@ def build_hypotheses(
         elif is_segmentable(word, max_length):
             n = len(word)
             if n not in cache:
-                cache[n] = segmentations(n, max_prefixes, max_suffixes, min_stem)
+                cache[n] = segmentations(n, max_prefixes, max_suffixes, min_stem, short_affixes)
             options = cache[n]
         else:
             options = [((), 0)]

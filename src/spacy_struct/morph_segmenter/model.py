@@ -67,6 +67,7 @@ class MorphSettings:
     max_suffixes: int = 2
     max_length: int = 30
     min_stem: int = 3
+    short_affixes: bool = True
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -78,6 +79,8 @@ class MorphSettings:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
+        if not isinstance(self.short_affixes, bool):
+            raise ValueError(f"{name}: short_affixes must be true or false, got {self.short_affixes!r}")
         if not isinstance(self.anneal, (int, float)) or self.anneal < 1:
             raise ValueError(f"{name}: anneal (the first sweep's temperature) must be >= 1, got {self.anneal!r}")
         unknown = sorted(set(self.priors) - set(DEFAULT_PRIORS))
@@ -144,7 +147,8 @@ class MorphModel:
         if not forms:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
-        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, min_stem=s.min_stem)
+        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, min_stem=s.min_stem,
+                                 short_affixes=s.short_affixes)
         sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
         for stage in STAGES[:STAGES.index(s.stage) + 1]:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
@@ -196,7 +200,8 @@ class MorphModel:
         n_known = len(ids)
         extended = dict(ids)
         table = build_hypotheses([form], None, self.settings.max_prefixes, self.settings.max_suffixes,
-                                 self.settings.max_length, morph_ids=extended, min_stem=self.settings.min_stem)
+                                 self.settings.max_length, morph_ids=extended, min_stem=self.settings.min_stem,
+                                 short_affixes=self.settings.short_affixes)
         new_lengths = np.array([len(s) for s in table.morph_strings[n_known:]], dtype=np.int32)
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, new_lengths)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)

@@ -48,6 +48,16 @@ suffix slot lets the sampler cut a frequent one-letter suffix out of a
 stem or out of a longer suffix ("стандар+т+ыг" where the gold has
 "стандарт+ыг"); on all six sets the text is shorter to send with one
 suffix at most, which leaves those cuts out.
+
+A second round (`stem_relaxations`) starts from the first round's winner
+and tries the stem constraints relaxed: a stem one letter shorter than
+`min_stem` allows, affixes longer than the stem (`short_affixes` off),
+and both. A language of short roots and long suffixes (Mongolian
+"эс+тэй", "үг+ээр") cannot be segmented under the paper's constraint
+that no affix is longer than the stem; the code of the text says when
+the relaxed space pays. The rounds are searched one after the other, not
+crossed, so the second costs three basic stages, not three times the
+first round.
 """
 from __future__ import annotations
 
@@ -183,12 +193,16 @@ def code_length(model: MorphModel, sentences: Sequence[Sequence[str]]) -> float:
 
 def _choose(settings: MorphSettings, grid: Sequence[Candidate], criterion: str,
             measure: Callable[[MorphModel], float],
-            report: Optional[Callable[[Candidate, float], None]]) -> Tuning:
+            report: Optional[Callable[[Candidate, float], None]], measured: Optional[float] = None) -> Tuning:
     """Learn the `basic` stage for the configured settings and each distinct
     candidate, `measure` each model, and keep the best (the first on a tie:
-    the configured settings)."""
+    the configured settings). `measured`: the configured settings' figure
+    when it is known already (they are not learned again)."""
     results: List[Tuple[Candidate, float]] = []
     for candidate in distinct_candidates(settings, grid):
+        if not candidate and measured is not None:
+            results.append(({}, measured))
+            continue
         value = measure(MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0])))
         results.append((dict(candidate), value))
         if report is not None:
@@ -204,16 +218,21 @@ def select_by_code_length(
     clamped: Optional[Dict[str, Morphs]] = None,
     grid: Optional[Sequence[Candidate]] = None,
     report: Optional[Callable[[Candidate, float], None]] = None,
+    relaxations: Optional[Sequence[Candidate]] = None,
 ) -> Tuning:
     """The settings under which the text's segmentation is shortest to send.
 
     settings: the configured ones; a candidate replaces only its own keys.
     sentences: the text the model learns from.
     clamped: annotated types (too few to hold out), clamped in every candidate.
-    grid: the candidates besides the configured settings (None:
-        `grid_for(CODE_LENGTH, settings)`).
+    grid: the first round's candidates besides the configured settings
+        (None: `grid_for(CODE_LENGTH, settings)`).
     report: called with each candidate and its code length in nats.
-    RETURNS: the `Tuning` (criterion CODE_LENGTH).
+    relaxations: the second round's candidates besides the first round's
+        winner (None: `stem_relaxations` of it; empty: no second round).
+    RETURNS: the `Tuning` (criterion CODE_LENGTH): `best` is all that the
+        two rounds changed, `results` every candidate measured, each as
+        what it changes from the configured settings.
     """
     settings = apply_candidate(settings, {})
 
@@ -221,7 +240,25 @@ def select_by_code_length(
         model.fit(sentences, clamped or {})
         return code_length(model, sentences)
 
-    return _choose(settings, grid_for(CODE_LENGTH, settings) if grid is None else grid, CODE_LENGTH, measure, report)
+    first = _choose(settings, grid_for(CODE_LENGTH, settings) if grid is None else grid, CODE_LENGTH, measure, report)
+    second_grid = stem_relaxations(first.settings) if relaxations is None else relaxations
+    if not second_grid:
+        return first
+    second = _choose(first.settings, second_grid, CODE_LENGTH, measure, report, measured=first.best_value)
+    return Tuning(second.settings, {**first.best, **second.best}, CODE_LENGTH, second.best_value,
+                  first.results + [({**first.best, **c}, v) for c, v in second.results[1:]])
+
+
+def stem_relaxations(settings: MorphSettings) -> Tuple[Candidate, ...]:
+    """The second round's candidates from `settings` (the first round's
+    winner): `min_stem` one shorter (not below 1), affixes longer than the
+    stem allowed, and both; none that `settings` already has."""
+    shorter = {"min_stem": settings.min_stem - 1} if settings.min_stem > 1 else {}
+    longer_affixes = {"short_affixes": False} if settings.short_affixes else {}
+    candidates = [c for c in (shorter, longer_affixes) if c]
+    if len(candidates) == 2:
+        candidates.append({**shorter, **longer_affixes})
+    return tuple(candidates)
 
 
 def criterion_for(n_annotated: int) -> str:
