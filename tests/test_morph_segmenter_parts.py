@@ -353,6 +353,25 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
     assert scores[tag, h] == pytest.approx(max(scores.values()), abs=1e-9)
 
 
+def test_the_stem_limits_apply_to_learned_words_and_to_new_ones(monkeypatch):
+    import spacy_struct.morph_segmenter.model as model_module
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    built = []
+    real = model_module.build_hypotheses
+
+    def recording(words, *args, **kwargs):
+        built.append((list(words), kwargs.get("min_stem"), kwargs.get("short_affixes")))
+        return real(words, *args, **kwargs)
+
+    monkeypatch.setattr(model_module, "build_hypotheses", recording)
+    model = MorphModel(MorphSettings(stage="basic", sweeps=2, min_stem=2, short_affixes=False))
+    model.fit([["walking", "talking", "walked", "talked"]])
+    model.segment("jumping")
+    assert built[0][1:] == (2, False)  # the learned words' hypotheses
+    assert built[-1] == (["jumping"], 2, False)  # the new word's
+
+
 # ------------------------------------------------------------------ bench
 def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path):
     from spacy_struct.convert.morphology import read_sigmorphon

@@ -51,8 +51,11 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
-#: version of the saved lexicon's layout
-LEXICON_FORMAT = 1
+#: version of the saved lexicon's layout (2 added `short_affixes`)
+LEXICON_FORMAT = 2
+#: the layouts this version reads: 1 is read with the constraint it had
+#: then (`short_affixes` true, the default)
+READABLE_LEXICON_FORMATS = (1, 2)
 
 
 @Language.factory(
@@ -113,7 +116,10 @@ def make_morph_segmenter(
     min_stem: the shortest stem of a segmented word (the paper has 1; 3,
         the default, is the best on the SIGMORPHON dev sets: it keeps
         English function words such as "of" or "and" whole).
-    short_affixes: no affix longer than the stem (the paper's constraint).
+    short_affixes: no affix longer than the stem (the paper's constraint;
+        false lets short roots carry long suffixes, as Mongolian "эс+тэй").
+        With tune_priors and no annotations, min_stem and short_affixes are
+        where the search starts: the code length may relax each by a step.
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -213,7 +219,10 @@ class MorphSegmenter(Pipe):
         configured = self.model.settings
         criterion = tuning.criterion_for(len(clamped))
         grid = tuning.grid_for(criterion, configured)
-        keys = tuning.tuned_keys(grid)
+        # the first round never changes the stem limits, so the configured
+        # settings' relaxations are the ones the second round will try
+        relaxations = tuning.stem_relaxations(configured) if criterion == tuning.CODE_LENGTH else ()
+        keys = tuning.tuned_keys([*grid, *relaxations])
         if criterion == tuning.HELD_OUT_F1:
             how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"
         else:
@@ -221,16 +230,16 @@ class MorphSegmenter(Pipe):
             if clamped:
                 self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
                           f"{tuning.min_annotated_types()} the priors are tuned on")
+        def describe(candidate) -> str:
+            return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
+
         start = time.perf_counter()
         self._say(f"{self.name}: choosing {', '.join(keys)} {how}: the configured values ("
                   + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
                   + f") and {len(tuning.distinct_candidates(configured, grid)) - 1} other candidates, "
                   f"each learned at the basic stage"
-                  + ("; then, from the best of them, the stem limits relaxed (min_stem one shorter, "
-                     "affixes longer than the stem, both)" if criterion == tuning.CODE_LENGTH else ""))
-
-        def describe(candidate) -> str:
-            return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
+                  + ("; then the best of them with its stem limits relaxed ("
+                     + "; ".join(describe(c) for c in relaxations) + ")" if relaxations else ""))
 
         def figure(value: float) -> str:
             return f"{criterion} {100 * value:.1f}" if criterion == tuning.HELD_OUT_F1 else f"{criterion} {value:,.0f} nats"
@@ -286,9 +295,9 @@ class MorphSegmenter(Pipe):
         if not isinstance(data, dict) or "format" not in data:
             raise ValueError(f"{self.name}: the saved data is not a morph_segmenter lexicon "
                              f"(another component's?)")
-        if data.get("format") != LEXICON_FORMAT:
+        if data.get("format") not in READABLE_LEXICON_FORMATS:
             raise ValueError(f"{self.name}: the saved lexicon has format {data.get('format')}, "
-                             f"this version reads {LEXICON_FORMAT}; initialize it again")
+                             f"this version reads {list(READABLE_LEXICON_FORMATS)}; initialize it again")
         self.model = MorphModel.from_dict(data)
         return self
 

@@ -244,7 +244,9 @@ def select_by_code_length(
     second_grid = stem_relaxations(first.settings) if relaxations is None else relaxations
     if not second_grid:
         return first
-    second = _choose(first.settings, second_grid, CODE_LENGTH, measure, report, measured=first.best_value)
+    # each candidate reported and kept as what it changes from the configured settings
+    merged_report = None if report is None else (lambda candidate, value: report({**first.best, **candidate}, value))
+    second = _choose(first.settings, second_grid, CODE_LENGTH, measure, merged_report, measured=first.best_value)
     return Tuning(second.settings, {**first.best, **second.best}, CODE_LENGTH, second.best_value,
                   first.results + [({**first.best, **c}, v) for c, v in second.results[1:]])
 
@@ -252,7 +254,13 @@ def select_by_code_length(
 def stem_relaxations(settings: MorphSettings) -> Tuple[Candidate, ...]:
     """The second round's candidates from `settings` (the first round's
     winner): `min_stem` one shorter (not below 1), affixes longer than the
-    stem allowed, and both; none that `settings` already has."""
+    stem allowed, and both; none that `settings` already has.
+
+    Both together are what a short root with a long suffix needs ("эс+тэй":
+    a two-letter stem under a three-letter suffix); each alone is the
+    smaller step, for short stems with short affixes or long affixes on
+    stems of the configured length, and lets the code say which of the two
+    limits it is that costs."""
     shorter = {"min_stem": settings.min_stem - 1} if settings.min_stem > 1 else {}
     longer_affixes = {"short_affixes": False} if settings.short_affixes else {}
     candidates = [c for c in (shorter, longer_affixes) if c]
