@@ -230,6 +230,7 @@ class MorphSegmenter(Pipe):
             if clamped:
                 self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
                           f"{tuning.min_annotated_types()} the priors are tuned on")
+
         def describe(candidate) -> str:
             return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
 

@@ -5,9 +5,10 @@ at most two prefixes and two suffixes (so at most five morphs), and a stem
 not shorter than any affix; every segmentation meeting these constraints is
 a hypothesis of the type (10 for a word of 4 characters, 66 for 8, 553 for
 15). Without the last constraint (`short_affixes` false) a short stem
-may carry a longer affix, as Mongolian "эс+тэй" does. A type whose segmentation is known (semi-supervised gold) has that
-one hypothesis, whatever its shape; a word with no letter, or with a digit,
-or longer than `max_length`, has only itself.
+may carry a longer affix, as Mongolian "эс+тэй" does. A type whose
+segmentation is known (semi-supervised gold) has that one hypothesis,
+whatever its shape; a word with no letter, or with a digit, or longer than
+`max_length`, has only itself.
 
 All hypotheses of all types are stored once, in CSR form (`HypothesisTable`):
 the morphs of hypothesis h are `morphs[h, :n_morphs[h]]` (ids into the

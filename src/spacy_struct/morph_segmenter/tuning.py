@@ -56,8 +56,8 @@ and both. A language of short roots and long suffixes (Mongolian
 "эс+тэй", "үг+ээр") cannot be segmented under the paper's constraint
 that no affix is longer than the stem; the code of the text says when
 the relaxed space pays. The rounds are searched one after the other, not
-crossed, so the second costs three basic stages, not three times the
-first round.
+crossed, so the second costs three basic stages (each in a wider space of
+hypotheses than the first round's), not three times the first round.
 """
 from __future__ import annotations
 
