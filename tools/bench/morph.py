@@ -19,8 +19,8 @@ makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
 each stage's state scored as that row of Lee et al.'s ablation, with the
 length prior, the affixes and the stem limits chosen by the text's code
-length as the component's `tune_priors` chooses them; beside it, the basic stage
-with the paper's priors as the control of that choice. With `--semi` the
+length as the component's `tune_priors` chooses them; beside it, the basic
+stage with the paper's priors as the control of that choice. With `--semi` the
 gold of the train words is given to FlatCat (annotations) and to
 morph_segmenter (clamped types), which runs twice through every stage:
 with the paper's priors, and with the priors those annotations choose

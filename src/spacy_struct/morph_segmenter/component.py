@@ -219,9 +219,7 @@ class MorphSegmenter(Pipe):
         configured = self.model.settings
         criterion = tuning.criterion_for(len(clamped))
         grid = tuning.grid_for(criterion, configured)
-        # the first round never changes the stem limits, so the configured
-        # settings' relaxations are the ones the second round will try
-        relaxations = tuning.stem_relaxations(configured) if criterion == tuning.CODE_LENGTH else ()
+        relaxations = tuning.relaxations_for(criterion, configured)
         keys = tuning.tuned_keys([*grid, *relaxations])
         if criterion == tuning.HELD_OUT_F1:
             how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"

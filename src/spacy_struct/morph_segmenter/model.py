@@ -33,7 +33,7 @@ import numpy as np
 
 from ._sampler import MorphSampler
 from .context import build_context
-from .hypotheses import build_hypotheses, is_segmentable
+from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_segmentable
 from .morphs import Morphs
 
 #: the model stages, in the order they run
@@ -147,8 +147,7 @@ class MorphModel:
         if not forms:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
-        table = build_hypotheses(forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, min_stem=s.min_stem,
-                                 short_affixes=s.short_affixes)
+        table = self._hypotheses(forms, fixed)
         sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
         for stage in STAGES[:STAGES.index(s.stage) + 1]:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
@@ -166,6 +165,14 @@ class MorphModel:
                 snapshot._take_state(forms, table, sampler)
                 stage_end(stage, snapshot)
         self._take_state(forms, table, sampler)
+
+    def _hypotheses(self, words: Sequence[str], fixed: Optional[Dict[int, Segmentation]] = None,
+                    morph_ids: Optional[Dict[str, int]] = None) -> HypothesisTable:
+        """The hypothesis table of `words` under the settings' limits (the
+        one place they are read, so learning and new words share them)."""
+        s = self.settings
+        return build_hypotheses(words, fixed, s.max_prefixes, s.max_suffixes, s.max_length, morph_ids=morph_ids,
+                                min_stem=s.min_stem, short_affixes=s.short_affixes)
 
     def _take_state(self, forms: List[str], table, sampler: MorphSampler) -> None:
         hyps = sampler.hyps_array
@@ -199,9 +206,7 @@ class MorphModel:
         sampler, ids = self._frozen_sampler()
         n_known = len(ids)
         extended = dict(ids)
-        table = build_hypotheses([form], None, self.settings.max_prefixes, self.settings.max_suffixes,
-                                 self.settings.max_length, morph_ids=extended, min_stem=self.settings.min_stem,
-                                 short_affixes=self.settings.short_affixes)
+        table = self._hypotheses([form], morph_ids=extended)
         new_lengths = np.array([len(s) for s in table.morph_strings[n_known:]], dtype=np.int32)
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, new_lengths)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
@@ -213,7 +218,7 @@ class MorphModel:
             s = self.settings
             fixed = {i: (tuple(c), st) for i, (c, st) in enumerate(zip(self.cuts, self.stems))}
             ids: Dict[str, int] = {}
-            table = build_hypotheses(self.forms, fixed, s.max_prefixes, s.max_suffixes, s.max_length, morph_ids=ids)
+            table = self._hypotheses(self.forms, fixed, morph_ids=ids)
             context = build_context([[i] for i in range(len(self.forms))], self.forms)
             sampler = MorphSampler(table, context, s.n_tags, s.priors, s.seed)
             sampler.tags_array[:] = self.tags

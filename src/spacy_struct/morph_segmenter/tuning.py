@@ -275,6 +275,14 @@ def criterion_for(n_annotated: int) -> str:
     return HELD_OUT_F1 if can_tune(n_annotated) else CODE_LENGTH
 
 
+def relaxations_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
+    """The second round's candidates that criterion tries after the first
+    round on the configured `settings`: the stem relaxations without
+    annotations (the default first round never changes the stem limits, so
+    the configured settings' relaxations are the winner's), none with them."""
+    return stem_relaxations(settings) if criterion == CODE_LENGTH else ()
+
+
 def grid_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
     """The candidates that criterion tries besides the configured `settings`.
 
