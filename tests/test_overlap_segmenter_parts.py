@@ -17,6 +17,7 @@ from spacy_struct import losses
 from spacy_struct.convert.craft import CRAFTError, convert_file
 from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.segment_scorer import build_segment_pair_scorer
+from spacy_struct.models.skip_layer import SKIP_TERMS
 from spacy_struct.overlap_segmenter import crossing_keys, score_segments
 from spacy_struct.overlap_segmenter.component import runs
 from spacy_struct.structs.segments import GappedSegments, Segments, kbest_segments, segment_marginals
@@ -163,16 +164,17 @@ def _small_tok2vec():
         maxout_pieces=2, subword_features=False)
 
 
-@pytest.mark.parametrize("context_width, gap_words, skip_form",
-                         [(0, False, False), (6, False, False), (6, True, False), (0, True, True)])
-def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words, skip_form):
+@pytest.mark.parametrize("context_width, gap_words, skip_form, skip_width",
+                         [(0, False, False, 0), (6, False, False, 0), (6, True, False, 0),
+                          (0, True, True, 0), (6, True, True, 4)])
+def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words, skip_form, skip_width):
     from thinc.api import fix_random_seed
 
     fix_random_seed(1)
     nlp = spacy.blank("en")
     model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
                                       context_width=context_width, gap_words=gap_words,
-                                      skip_form=skip_form)
+                                      skip_form=skip_form, skip_width=skip_width)
     model.get_ref("output").set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="BMP2 and BMP4 genes are expressed".split()),
             Doc(nlp.vocab, words=["limb"])]
@@ -182,8 +184,12 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
     head = model.get_ref("head")
     edge_params = ("gap_opens", "gap_closes") if gap_words else ()
     edge_params += ("U_skip",) if skip_form else ()
+    edge_params += tuple(f"skip_{name}" for name in SKIP_TERMS + ("gap", "out")) if skip_width else ()
     for name in ("U", "gap", "start", "end") + edge_params:
-        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+        # the skip layer's ReLU is a second kink on W's path: smaller weights
+        # keep the finite differences away from it
+        scale = 0.3 if name.startswith("skip_") else 1.0
+        head.set_param(name, scale * rng.normal(size=head.get_param(name).shape).astype(np.float32))
     out, backprop = model(batch, is_train=True)
     assert [o.shape for o in out] == [(3, 8, 8), (3, 3, 3), (3, 4, 4)]
     # nothing outside the lattice: no j -> i with i <= j, no start -> end
@@ -198,6 +204,41 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
         names += [(lstm, p) for p in lstm.param_names]
     for node, name in names:
         check_param_gradient(node, name, f, rng, rel=5e-2)
+
+
+def test_skip_layer_gradients_match_finite_differences_of_the_head():
+    """The skip layer's backprop, to the word vectors and to every head
+    parameter, against central differences of the head alone (a linear
+    objective of its scores), over sentences of 1 to 7 words."""
+    from spacy_struct.models.segment_scorer import segment_pair_head
+
+    rng = np.random.default_rng(0)
+    head = segment_pair_head(5, 0.0, skip_width=3)
+    head.set_dim("nI", 4)
+    head.set_dim("nO", 2)
+    head.initialize()
+    for name in head.param_names:
+        head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
+    X = [rng.normal(size=(n, 4)).astype(np.float32) for n in (7, 1, 3, 4)]
+    out, backprop = head(X, is_train=True)
+    R = [rng.normal(size=o.shape).astype(np.float32) for o in out]
+    for name in head.param_names:
+        head.set_grad(name, np.zeros_like(head.get_param(name)))
+    dX = backprop(R)
+
+    def f(xs=X):
+        scores, _ = head(xs, is_train=False)
+        return sum(float((a * r).sum()) for a, r in zip(scores, R))
+
+    eps = 1e-3
+    for _ in range(3):
+        direction = [rng.normal(size=x.shape).astype(np.float32) for x in X]
+        up = [x + eps * d for x, d in zip(X, direction)]
+        down = [x - eps * d for x, d in zip(X, direction)]
+        analytic = sum(float((g * d).sum()) for g, d in zip(dX, direction))
+        assert analytic == pytest.approx((f(up) - f(down)) / (2 * eps), rel=2e-2, abs=1e-2)
+    for name in head.param_names:
+        check_param_gradient(head, name, f, rng, rel=5e-2)
 
 
 def test_gap_words_score_each_skip_by_the_words_it_skips():
@@ -428,6 +469,22 @@ def test_craft_converter_keeps_every_mention_and_counts_what_it_merges(tmp_path,
     assert report.touching_fragments == 1
     assert (report.nested, report.in_nested_pair, report.nested_pairs) == (1, 2, 1)
     assert any("exact duplicates" in line for line in report.lines())
+
+
+def test_craft_converter_can_leave_discontinuous_mentions_out_of_the_spans(tmp_path):
+    """For a tagger of contiguous spans trained beside the segmenter:
+    doc.spans holds the contiguous mentions alone, the rest are counted and
+    kept in doc._.segments."""
+    src = tmp_path / "in.jsonl"
+    _write(src, [CRAFT_RECORD], False)
+    report = convert_file(src, tmp_path / "out.spacy", discontinuous="leave_out")
+    doc = next(DocBin().from_disk(tmp_path / "out.spacy").get_docs(spacy.blank("en").vocab))
+    assert {(s.start, s.end, s.label_) for s in doc.spans["sc"]} == {(2, 4, "SO"), (0, 1, "PR"), (1, 3, "CHEBI")}
+    assert ("SO", ((0, 1), (3, 4))) in {(s.label_, s.offsets) for s in doc._.segments}
+    assert report.left_out_of_spans == 1 and report.covering_spans_merged == 0
+    assert any("1 discontinuous mentions left out of doc.spans" in line for line in report.lines())
+    with pytest.raises(ValueError, match="discontinuous must be one of"):
+        convert_file(src, tmp_path / "out.spacy", discontinuous="drop")
 
 
 @pytest.mark.parametrize("record, message", [

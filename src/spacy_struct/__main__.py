@@ -2,7 +2,7 @@
 
 python -m spacy_struct convert conllu INPUT OUTPUT [--n-sents 10] [--lang xx]
 python -m spacy_struct convert spans-jsonl INPUT OUTPUT [--spans-key sc] [--crossing drop|keep] [--lang xx]
-python -m spacy_struct convert craft INPUT OUTPUT [--spans-key sc] [--lang en]
+python -m spacy_struct convert craft INPUT OUTPUT [--spans-key sc] [--lang en] [--discontinuous covering|leave_out]
 python -m spacy_struct convert ptb INPUT OUTPUT [--lang en]
 python -m spacy_struct convert joint-jsonl INPUT OUTPUT [--spans-key sc] [--lang en]
 python -m spacy_struct convert sigmorphon INPUT OUTPUT [--level word|sentence]
@@ -46,6 +46,11 @@ def main(argv=None) -> int:
         help="key in doc.spans for the mentions as contiguous (covering) spans",
     )
     craft.add_argument("--lang", default="en", help="language code of the vocab")
+    craft.add_argument(
+        "--discontinuous", choices=["covering", "leave_out"], default="covering",
+        help="what doc.spans holds of a discontinuous mention: its covering span (for spancat) "
+             "or nothing (for a tagger trained on the contiguous mentions alone)",
+    )
     ptb = formats.add_parser("ptb", help="bracketed trees (PTB style), one Doc per tree")
     ptb.add_argument("input", type=Path)
     ptb.add_argument("output", type=Path, help=".spacy file to write")
@@ -102,7 +107,8 @@ def main(argv=None) -> int:
         from .convert.craft import CRAFTError, convert_file as convert_craft
 
         try:
-            report = convert_craft(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
+            report = convert_craft(args.input, args.output, spans_key=args.spans_key, lang=args.lang,
+                                   discontinuous=args.discontinuous)
         except (CRAFTError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1

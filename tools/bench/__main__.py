@@ -99,6 +99,10 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = sub.add_parser("segment-probe", help="why a trained overlap_segmenter does or does not output gapped segments")
+    p.add_argument("pipeline", type=Path)
+    p.add_argument("corpus", type=Path, help=".spacy file with the gold segments (doc._.segments)")
+    p.add_argument("--limit", type=int, default=2000, help="docs read from the corpus")
     p = measurement("joint", help="constituency parsers and joint models side by side on dev")
     p.add_argument("dev", type=Path, help=".spacy file with the gold trees (and entities)")
     p.add_argument("systems", nargs="+", help="LABEL=PIPELINE_DIR or LABEL=supar:MODEL_FILE")
@@ -157,6 +161,11 @@ def main(argv=None) -> int:
         from .joint import write_trees
 
         print(f"{write_trees(args.input, args.output)} trees -> {args.output}")
+        return 0
+    if args.what == "segment-probe":
+        from .segment_probe import probe
+
+        print(probe(args.pipeline, args.corpus, args.limit))
         return 0
     if args.what == "train":
         from spacy.cli._util import parse_config_overrides

@@ -1,12 +1,15 @@
-"""Segmenters side by side (overlap_segmenter, spancat): accuracy on dev and speed.
+"""Segmenters side by side (overlap_segmenter, nested_ner, spancat, the
+coordination rule): accuracy on dev and speed.
 
 Every pipeline tags the same dev docs with the corpus's own tokens (one
 sentence per doc, read whole by `spacy_struct.SentenceDocs.v1`) and each is
 scored by the same function, `score_segments`: exact match of (label,
 fragments) overall, per type, on the discontinuous and crossing subsets and
 on the contiguous part, plus spaCy's span scores of `doc.spans[key]`. A
-system without `doc._.segments` (spancat) is read from its spans, each a
-one-fragment segment: the most it can represent. Speed: each pipeline tags
+system without `doc._.segments` (spancat, nested_ner) is read from the
+spans its component writes (its own `spans_key`), each a one-fragment
+segment: the most it can represent; with `coordination_rule` the rule's
+discontinuous mentions over those spans are added (and timed). Speed: each pipeline tags
 the docs `repeats` times, pipelines taking turns, and the best time counts.
 """
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Sequence
 
 from .systems import System, gold_token_docs, load_system, training_summary
 
+#: where a span tagger's segments with the coordination rule's are kept on a tagged doc
+RULE_KEY = "bench_rule_segments"
+
 
 def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
              batch_size: int = 256):
@@ -25,8 +31,25 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
     from spacy_struct.corpus import SentenceDocs
     from spacy_struct.overlap_segmenter import Segment, get_segments, score_segments
 
-    def from_spans(doc):
-        return [Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(spans_key, [])]
+    from .coordination import coordinated
+
+    def span_reader(system):
+        key = next((getattr(pipe, "cfg", {}).get("spans_key") for _, pipe in system.nlp.pipeline
+                    if isinstance(getattr(pipe, "cfg", None), dict) and "spans_key" in pipe.cfg), spans_key)
+
+        def from_spans(doc):
+            return doc.user_data[RULE_KEY] if system.coordination_rule else [
+                Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(key, [])]
+
+        return key, from_spans
+
+    def add_rule(docs, key):
+        for doc in docs:
+            spans = [(s.start, s.end, s.label_) for s in doc.spans.get(key, [])]
+            words = [t.text for t in doc]
+            doc.user_data[RULE_KEY] = [Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(key, [])] + [
+                Segment(doc, label, frags) for label, frags in coordinated(words, spans)]
+        return docs
 
     for system in systems:
         load_system(system, system.config)
@@ -37,6 +60,9 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
             docs = gold_token_docs(system, examples)
             start = time.perf_counter()
             tagged = list(system.nlp.pipe(docs, batch_size=batch_size))
+            key, from_spans = span_reader(system)
+            if system.coordination_rule:
+                add_rule(tagged, key)
             system.best_time = min(system.best_time, time.perf_counter() - start)
             if not system.scores:
                 reader = get_segments if "overlap_segmenter" in system.nlp.pipe_names else from_spans

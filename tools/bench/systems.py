@@ -34,6 +34,8 @@ class System:
     decoder: Optional[str] = None
     gold_tags: bool = False
     tokenizer: Optional[str] = None
+    #: add the coordination rule's discontinuous mentions to its spans (segments bench)
+    coordination_rule: bool = False
     config: Dict[str, object] = field(default_factory=dict)
     nlp: object = None
     scores: Dict[str, object] = field(default_factory=dict)
@@ -47,7 +49,9 @@ class System:
 
 def parse_spec(spec: str) -> System:
     """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]
-    [,COMPONENT.SETTING=VALUE]: the last sets a component's setting at load
+    [,coordination_rule][,COMPONENT.SETTING=VALUE]: coordination_rule adds
+    the rule's discontinuous mentions to a span tagger's output (segments
+    bench, tools/bench/coordination.py); the last sets a component's setting at load
     time (`spacy.load(path, config=...)`), e.g. overlap_segmenter.threshold=-1.
     LABEL=supar:MODEL_FILE names a SuPar model (the joint bench runs it)."""
     label, _, rest = spec.partition("=")
@@ -70,6 +74,8 @@ def parse_spec(spec: str) -> System:
             system.gold_tags = True
         elif key == "tokenizer":
             system.tokenizer = value
+        elif key == "coordination_rule":
+            system.coordination_rule = True
         elif "." in key and value:
             import srsly
 

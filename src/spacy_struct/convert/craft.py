@@ -14,7 +14,10 @@ offsets (one space between tokens when a line has none), and the POS tags. Its m
   `overlap_segmenter` trains on and is scored against);
 - `doc.spans[spans_key]`: every mention as a contiguous span, a
   discontinuous one as its covering span (the closest a span classifier
-  such as spancat can get), for spancat's training.
+  such as spancat can get), for spancat's training; or, with
+  `discontinuous = "leave_out"`, the contiguous mentions alone (what a
+  tagger of contiguous spans is trained on when the discontinuous mentions
+  are to come from elsewhere), the ones left out counted.
 
 Nothing is dropped silently: exact duplicates (same label and fragments,
 another concept id) are kept once and counted, touching fragments are
@@ -59,6 +62,7 @@ class Report:
     nested_pairs: int = 0
     same_words: int = 0
     covering_spans_merged: int = 0
+    left_out_of_spans: int = 0
     labels: Dict[str, int] = field(default_factory=Counter)
 
     def share(self, count: int) -> str:
@@ -84,6 +88,11 @@ class Report:
             )
         if self.touching_fragments:
             out.append(f"{self.touching_fragments} touching fragments merged into one")
+        if self.left_out_of_spans:
+            out.append(
+                f"{self.left_out_of_spans} discontinuous mentions left out of doc.spans "
+                f"(discontinuous = 'leave_out'; doc._.segments keeps them)"
+            )
         if self.covering_spans_merged:
             out.append(
                 f"{self.covering_spans_merged} covering spans of discontinuous mentions "
@@ -96,8 +105,11 @@ class Report:
 Key = Tuple[str, Tuple[Tuple[int, int], ...]]
 
 
-def read_sentence(record: object, line: int, nlp_vocab, report: Report) -> Doc:
-    """One JSON record to a Doc with segments and covering spans."""
+def read_sentence(record: object, line: int, nlp_vocab, report: Report,
+                  discontinuous: str = "covering") -> Doc:
+    """One JSON record to a Doc with segments and, in doc.spans["sc"], the
+    mentions as spans: a discontinuous one as its covering span, or left
+    out (`discontinuous = "leave_out"`)."""
     where = f"line {line}"
     if not isinstance(record, dict) or not isinstance(record.get("tokens"), list):
         raise CRAFTError(f"{where}: expected an object with a 'tokens' list")
@@ -149,8 +161,12 @@ def read_sentence(record: object, line: int, nlp_vocab, report: Report) -> Doc:
     set_segments(doc, keys)
     covering: Dict[Tuple[int, int, str], None] = {}
     for label, frags in keys:
+        if len(frags) > 1 and discontinuous == "leave_out":
+            report.left_out_of_spans += 1
+            continue
         covering.setdefault((frags[0][0], frags[-1][1], label), None)
-    report.covering_spans_merged += len(keys) - len(covering)
+    if discontinuous == "covering":
+        report.covering_spans_merged += len(keys) - len(covering)
     doc.spans["sc"] = SpanGroup(doc, name="sc", spans=[Span(doc, s, e, label=l) for s, e, l in covering])
     _count(keys, report)
     report.sentences += 1
@@ -185,8 +201,19 @@ def _count(keys: List[Key], report: Report) -> None:
     report.in_nested_pair += len(paired)
 
 
-def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "en") -> Report:
-    """Convert a CRAFT JSONL(.gz) file to a .spacy file; RETURNS the report."""
+#: what doc.spans holds of a discontinuous mention
+DISCONTINUOUS_SPANS = ("covering", "leave_out")
+
+
+def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "en",
+                 discontinuous: str = "covering") -> Report:
+    """Convert a CRAFT JSONL(.gz) file to a .spacy file; RETURNS the report.
+
+    discontinuous: what `doc.spans[spans_key]` holds of a discontinuous
+        mention: its covering span ("covering") or nothing ("leave_out").
+    """
+    if discontinuous not in DISCONTINUOUS_SPANS:
+        raise ValueError(f"discontinuous must be one of {list(DISCONTINUOUS_SPANS)}, got {discontinuous!r}")
     nlp = spacy.blank(lang)
     report = Report()
     docs = DocBin(store_user_data=True)
@@ -199,7 +226,7 @@ def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "e
             except json.JSONDecodeError as err:
                 raise CRAFTError(f"line {line}: not JSON ({err})") from None
             try:
-                doc = read_sentence(record, line, nlp.vocab, report)
+                doc = read_sentence(record, line, nlp.vocab, report, discontinuous)
             except CRAFTError:
                 raise
             except FIELD_ERRORS as err:

@@ -20,7 +20,12 @@ each get their own view of a word (from the shared sentence encoder):
   skipped) and of a "gap closes" view of word i-1 (the last one). A
   discontinuous mention is mostly a coordination ("digits of the forelimb
   and hindlimb" holds "digits of ... hindlimb"), and what licenses the
-  skip is what is skipped, which the views of j and i alone do not see.
+  skip is what is skipped, which the views of j and i alone do not see;
+- with `skip_width`, a skip also gets the score of a hidden layer over its
+  four edge words together and the mean of the words it leaves out
+  (`skip_layer`): a coordination is licensed by the left conjunct, the
+  coordinator, the other conjunct and the shared head at once, which
+  separate terms per word cannot combine.
 
 One word of type t scores start + end, the common case (most mentions
 are one word); every extra word adds one transition. The scores come as one
@@ -40,6 +45,9 @@ from .batch import SentenceBatch
 from .dropout import SCORER_DROPOUT, check_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
+from .skip_layer import (
+    SKIP_TERMS, project_terms, skip_block_geometry, skip_hidden, skip_hidden_backprop,
+)
 from .views import bucket_gradient, relu_views, stack_sentences
 
 # gaps 0 (next), 1, 2, 3, 4 get a bucket each, then 5-7, 8-15, 16+
@@ -71,6 +79,7 @@ def build_segment_pair_scorer(
     characters: int = 0,
     gap_words: bool = False,
     skip_form: bool = False,
+    skip_width: int = 0,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
@@ -87,40 +96,53 @@ def build_segment_pair_scorer(
         (docs/results/segments.md).
     skip_form: give skips (j -> i > j + 1) a biaffine form U_skip of their
         own instead of the next-word one (docs/results/segments.md).
+    skip_width: width of a hidden layer that scores every skip by its edge
+        words together and the mean of its gap (`skip_layer`); 0 for none,
+        the paper's first-order transitions alone.
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
         Its ref "output" holds nO = T, which must be set before initializing.
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
-    return encoder_and_head(encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form))
+    return encoder_and_head(
+        encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width)
+    )
 
 
 def segment_pair_head(
-    hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False
+    hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False,
+    skip_width: int = 0,
 ) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
         raise ValueError(f"hidden_width must be positive, not {hidden_width}")
+    if isinstance(skip_width, bool) or not isinstance(skip_width, int) or skip_width < 0:
+        raise ValueError(f"skip_width must be 0 (none) or a positive int, not {skip_width!r}")
     check_dropout(dropout)
     params = {"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None}
     if gap_words:
         params.update({"gap_opens": None, "gap_closes": None})
     if skip_form:
         params["U_skip"] = None
+    if skip_width:
+        params.update({f"skip_{name}": None for name in SKIP_TERMS})
+        params.update({"skip_gap": None, "skip_out": None})
     return Model(
         "segment_pair_head",
         _forward,
         init=_init,
-        dims={"nI": None, "nO": None, "hidden_width": hidden_width},
+        dims={"nI": None, "nO": None, "hidden_width": hidden_width, "skip_width": skip_width},
         params=params,
         attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form)},
     )
 
 
 def _n_views(model: Model) -> int:
-    """from, to, start, end; and gap opens, gap closes with gap_words."""
-    return 6 if model.attrs["gap_words"] else 4
+    """from, to, start, end; gap opens, gap closes with gap_words; the
+    skip layer's five (SKIP_TERMS) with skip_width."""
+    n = 6 if model.attrs["gap_words"] else 4
+    return n + len(SKIP_TERMS) if model.get_dim("skip_width") else n
 
 
 def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
@@ -149,6 +171,15 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     if model.attrs["gap_words"]:
         model.set_param("gap_opens", np.zeros((h + 1, T), dtype=np.float32))
         model.set_param("gap_closes", np.zeros((h + 1, T), dtype=np.float32))
+    H = model.get_dim("skip_width")
+    if H:
+        # the output weights start at 0: an untrained skip layer adds nothing
+        # to the transitions, so the gap bias alone keeps skips rare at first
+        limit = np.sqrt(6.0 / (h + 1 + H))
+        for name in SKIP_TERMS:
+            model.set_param(f"skip_{name}", rng.uniform(-limit, limit, (h + 1, H)).astype(np.float32))
+        model.set_param("skip_gap", np.zeros((N_GAP_BUCKETS, H), dtype=np.float32))
+        model.set_param("skip_out", np.zeros((H, T), dtype=np.float32))
     return model
 
 
@@ -171,6 +202,12 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     if gap_words:
         Wo, Wc = model.get_param("gap_opens"), model.get_param("gap_closes")
         opens, closes = views[4] @ Wo, views[5] @ Wc            # (N, T)
+    H = model.get_dim("skip_width")
+    if H:
+        skip_weights = {name: model.get_param(f"skip_{name}") for name in SKIP_TERMS}
+        skip_bias, skip_out = model.get_param("skip_gap"), model.get_param("skip_out")
+        skip_terms, bp_skip_terms = project_terms(views[-len(SKIP_TERMS):], skip_weights)
+        skip_layers = {}                                         # sentence -> (pre, z)
 
     outputs = []
     for i, n in enumerate(sizes):
@@ -188,6 +225,12 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 # Row j, column i - 2 of this block: skips are its upper triangle.
                 edges = opens[lo + 1:hi - 1].T[:, :, None] + closes[lo + 1:hi - 1].T[:, None, :]
                 pair[:, :n - 2, 2:] += np.triu(edges)
+            if H and n > 2:
+                gap, mask = skip_block_geometry(n)
+                terms = {name: skip_terms[name][lo:hi] for name in SKIP_TERMS}
+                pre, z = skip_hidden(terms, skip_bias, buckets[:n - 2, 2:], gap, mask)
+                skip_layers[i] = (pre, z)
+                pair[:, :n - 2, 2:] += (z.reshape(-1, H) @ skip_out).T.reshape(T, n - 2, n - 2)
             out[:, 1:n + 1, 1:n + 1] = pair * later
             out[:, 0, 1:n + 1] = starts[lo:hi].T
             out[:, 1:n + 1, n + 1] = ends[lo:hi].T
@@ -203,6 +246,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         d_Wg = np.zeros_like(Wg)
         if gap_words:
             d_opens, d_closes = np.zeros_like(opens), np.zeros_like(closes)
+        if H:
+            d_skip_terms = {name: np.zeros_like(skip_terms[name]) for name in SKIP_TERMS}
+            d_skip_bias, d_skip_out = np.zeros_like(skip_bias), np.zeros_like(skip_out)
         for i, n in enumerate(sizes):
             if n == 0:
                 continue
@@ -227,6 +273,18 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 d_edges = np.triu(d_pair[:, :n - 2, 2:])
                 d_opens[lo + 1:hi - 1] = d_edges.sum(2).T
                 d_closes[lo + 1:hi - 1] = d_edges.sum(1).T
+            if H and n > 2:
+                pre, z = skip_layers[i]
+                gap, mask = skip_block_geometry(n)
+                d_s = d_pair[:, :n - 2, 2:].reshape(T, -1).T            # (skips, T)
+                d_skip_out += z.reshape(-1, H).T @ d_s
+                d_z = (d_s @ skip_out.T).reshape(n - 2, n - 2, H)
+                d_terms, d_bias = skip_hidden_backprop(
+                    d_z, pre, gap, mask, buckets[:n - 2, 2:], N_GAP_BUCKETS
+                )
+                for name in SKIP_TERMS:
+                    d_skip_terms[name][lo:hi] = d_terms[name]
+                d_skip_bias += d_bias
         model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))
         model.inc_grad("gap", d_Wg)
         model.inc_grad("start", B1.T @ d_starts)
@@ -240,6 +298,13 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             model.inc_grad("gap_opens", views[4].T @ d_opens)
             model.inc_grad("gap_closes", views[5].T @ d_closes)
             d_views += [d_opens @ Wo.T, d_closes @ Wc.T]
+        if H:
+            d_skip_views, d_skip_weights = bp_skip_terms(d_skip_terms)
+            for name in SKIP_TERMS:
+                model.inc_grad(f"skip_{name}", d_skip_weights[name])
+            model.inc_grad("skip_gap", d_skip_bias)
+            model.inc_grad("skip_out", d_skip_out)
+            d_views += d_skip_views
         dX = bp_views(d_views)
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 

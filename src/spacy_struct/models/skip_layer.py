@@ -1,0 +1,117 @@
+"""A hidden layer that scores a skip by the words around and inside its gap.
+
+A skip j -> i (words j < i - 1) of a gapped segment leaves out words
+j+1 .. i-1. In the corpora the segmenter is for, what licenses it is a
+coordination: "human and mouse CD19 genes" holds [human] + [CD19 genes],
+where the skip human -> CD19 leaves out "and mouse". Whether a skip is
+right depends on the four words at its edges *together* (the left conjunct
+j, the coordinator j+1 that opens the gap, the other conjunct i-1 that
+closes it, the shared head i) and on what lies between them (McDonald et
+al.'s "words in between" features), which a biaffine form of j and i plus
+separate linear terms of j+1 and i-1 cannot combine. So each skip gets
+
+    z(j, i) = relu(L[j] + R[i] + O[j+1] + C[i-1] + mean(M[j+1 .. i-1]) + G[gap(j, i)])
+    score_t(j, i) += z(j, i) . V[:, t]
+
+where L, R, O, C, M are affine maps (h+1 -> H) of five views of each word
+and G a bias per gap bucket: the hidden layer of an MLP over the skip's
+edge words and the mean of its gap, computed for every skip of a sentence
+at once from per-word terms (O(n^2 H) per sentence, no per-pair matrix
+product but the last one).
+
+The functions work on one sentence's block of skips: rows r = j for
+j = 0 .. n-3, columns c = i - 2 for i = 2 .. n-1, a skip where c >= r, so
+that row r reads O[r + 1] and column c reads C[c + 1] and R[c + 2].
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+
+#: the per-word terms of a skip, in the order of the views that feed them
+SKIP_TERMS = ("left", "right", "opens", "closes", "inside")
+
+
+def skip_block_geometry(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(gap, mask) of a sentence of n > 2 words' skip block: gap[r, c] =
+    c + 1 - r words left out by skip r -> c + 2 (0 or less where it is no
+    skip), mask 1.0 where c >= r."""
+    r = np.arange(n - 2)[:, None]
+    c = np.arange(n - 2)[None, :]
+    gap = c + 1 - r
+    return gap, (c >= r).astype(np.float32)
+
+
+def skip_hidden(
+    terms: Dict[str, np.ndarray], bias: np.ndarray, buckets: np.ndarray, gap: np.ndarray, mask: np.ndarray
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The pre-activation and hidden layer of every skip of one sentence.
+
+    terms: the five per-word terms, each (n, H) float32.
+    bias: (n_buckets, H), one row per gap bucket; buckets (n-2, n-2) the
+        bucket of each skip of the block.
+    RETURNS: (pre, z), both (n-2, n-2, H); z is 0 outside the skips.
+    """
+    n = len(terms["left"])
+    inside_sum = np.zeros((n + 1, terms["inside"].shape[1]), dtype=np.float32)
+    np.cumsum(terms["inside"], axis=0, out=inside_sum[1:])
+    # words j+1 .. i-1 = r+1 .. c+1: prefix sums at c + 2 minus at r + 1
+    mean_inside = (inside_sum[None, 2:n] - inside_sum[1:n - 1, None]) / np.maximum(gap, 1)[:, :, None]
+    pre = (
+        (terms["left"][:n - 2] + terms["opens"][1:n - 1])[:, None, :]
+        + (terms["right"][2:] + terms["closes"][1:n - 1])[None, :, :]
+        + mean_inside
+        + bias[buckets]
+    )
+    z = np.maximum(pre, 0) * mask[:, :, None]
+    return pre, z
+
+
+def skip_hidden_backprop(
+    d_z: np.ndarray, pre: np.ndarray, gap: np.ndarray, mask: np.ndarray, buckets: np.ndarray, n_buckets: int
+) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
+    """Gradients of the per-word terms and of the bucket bias from the
+    hidden layer's gradient d_z (n-2, n-2, H).
+
+    RETURNS: ({term: (n, H)}, (n_buckets, H)).
+    """
+    n = d_z.shape[0] + 2
+    H = d_z.shape[2]
+    d_pre = d_z * ((pre > 0) * mask[:, :, None])
+    rows, cols = d_pre.sum(1), d_pre.sum(0)                   # (n-2, H) each
+    grads = {name: np.zeros((n, H), dtype=np.float32) for name in SKIP_TERMS}
+    grads["left"][:n - 2] = rows
+    grads["opens"][1:n - 1] = rows
+    grads["right"][2:] = cols
+    grads["closes"][1:n - 1] = cols
+    # mean_inside = (S[c + 2] - S[r + 1]) / gap, S the prefix sums of "inside"
+    d_mean = d_pre / np.maximum(gap, 1)[:, :, None]
+    d_sums = np.zeros((n + 1, H), dtype=np.float32)
+    d_sums[2:n] += d_mean.sum(0)
+    d_sums[1:n - 1] -= d_mean.sum(1)
+    # S[k] = sum of inside[w] for w < k, so inside[w] gets every d_sums[k > w]
+    grads["inside"] = np.cumsum(d_sums[::-1], axis=0)[::-1][1:].astype(np.float32)
+    d_bias = np.zeros((n_buckets, H), dtype=np.float32)
+    np.add.at(d_bias, buckets.ravel(), d_pre.reshape(-1, H))
+    return grads, d_bias
+
+
+def project_terms(
+    views: List[np.ndarray], weights: Dict[str, np.ndarray]
+) -> Tuple[Dict[str, np.ndarray], Callable[[Dict[str, np.ndarray]], Tuple[List[np.ndarray], Dict[str, np.ndarray]]]]:
+    """The per-word terms from their views: term = view @ weights[term].
+
+    views: one (N, h + 1) view per term, in SKIP_TERMS order.
+    weights: {term: (h + 1, H)}.
+    RETURNS: ({term: (N, H)}, backprop from the terms' gradients to (the
+        views' gradients, {term: weight gradient})).
+    """
+    terms = {name: view @ weights[name] for name, view in zip(SKIP_TERMS, views)}
+
+    def backprop(d_terms: Dict[str, np.ndarray]):
+        d_views = [d_terms[name] @ weights[name].T for name in SKIP_TERMS]
+        d_weights = {name: view.T @ d_terms[name] for name, view in zip(SKIP_TERMS, views)}
+        return d_views, d_weights
+
+    return terms, backprop
