@@ -11,13 +11,16 @@ python -m tools.demo --data-dir ../shared/data --output displacy [--only parse|n
   It tags a few raw sentences (its tokenizer cuts them as GENIA does), and
   displaCy's span style, which draws nested spans, renders them
   (nested_ner.html).
-- segments: with CRAFT in the data directory, overlap_segmenter trains on
-  it for a short budget (30 steps), and when that model finds no segment
-  in the demo sentences yet, or without CRAFT, on the embedded segment
-  sample. It tags a few raw sentences, one with a discontinuous mention
-  ("BMP2 ... genes" in "BMP2 and BMP4 genes"), and displaCy's span style
-  draws every segment, the fragments of a discontinuous one labeled with
-  its number (overlap_segmenter.html).
+- segments: with GENIA's coordinations (genia_discontinuous) in the data
+  directory, overlap_segmenter trains for a short budget (DEMO_GENIA_STEPS)
+  on the training sentences that hold a coordinated mention and as many
+  that do not, and tags raw GENIA-style sentences ("human and mouse CD19
+  genes" holds DNA "human ... CD19 genes"); when that model finds no
+  discontinuous mention in them yet, or without the data, it trains on the
+  embedded segment sample and tags CRAFT-style sentences ("BMP2 ... genes"
+  in "BMP2 and BMP4 genes"). displaCy's span style draws every segment,
+  the fragments of a discontinuous one labeled with its number
+  (overlap_segmenter.html).
 - joint: with the GENIA Treebank joint files in the data directory,
   joint_parser trains on its first 2,000 sentences for a short budget (200
   steps); otherwise on the embedded joint sample. It parses a few raw
@@ -45,7 +48,17 @@ NESTED_SENTENCES = (
     "STAT3 binds the HIV-1 long terminal repeat enhancer region in Jurkat cells.",
 )
 
-# Raw text with overlapping, nested and discontinuous mentions.
+# Raw GENIA-style text with coordinations: discontinuous mentions.
+GENIA_SEGMENT_SENTENCES = (
+    "The promoters of both human and mouse CD19 genes were conserved.",
+    "Oct-2 was found in CD4+ and CD8+ T cells from human peripheral blood.",
+    "We studied the expression of c-fos and c-jun mRNAs in activated monocytes.",
+)
+
+#: training steps of the demo's GENIA segment model (about two minutes on two cores)
+DEMO_GENIA_STEPS = 600
+
+# Raw text with overlapping, nested and discontinuous mentions (the sample's types).
 SEGMENT_SENTENCES = (
     "BMP2 and BMP4 genes regulate apoptosis in chondrocytes.",
     "Shh is expressed in the limb bud of mice.",
@@ -149,7 +162,7 @@ def demo_nested(data_dir: Path, output: Path, training: Path) -> None:
     print(f"wrote {output / 'nested_ner.html'}")
 
 
-def _segment_demo_sentences(config: Path, training: Path, overrides: dict) -> list:
+def _segment_demo_sentences(config: Path, training: Path, overrides: dict, sentences) -> list:
     """Train `overlap_segmenter` from `config` and tag the demo sentences."""
     import spacy
 
@@ -157,7 +170,27 @@ def _segment_demo_sentences(config: Path, training: Path, overrides: dict) -> li
 
     info = timed_train(config, training, overrides)
     print(f"trained in {info['seconds'] / 60:.1f} min")
-    return list(spacy.load(training / "model-best").pipe(SEGMENT_SENTENCES))
+    return list(spacy.load(training / "model-best").pipe(sentences))
+
+
+def _coordination_subset(source: Path, output: Path) -> None:
+    """The JSONL sentences of `source` that hold a discontinuous mention,
+    and as many of the others (every k-th), as a .spacy file: a corpus on
+    which a few hundred steps learn what a coordination looks like."""
+    import json
+
+    from spacy_struct.convert import open_text
+    from spacy_struct.convert.craft import convert_file
+
+    with open_text(source) as f:
+        lines = [line for line in f if line.strip()]
+    gapped = [line for line in lines if any(len(m["fragments"]) > 1 for m in json.loads(line)["spans"])]
+    every = max(1, (len(lines) - len(gapped)) // max(len(gapped), 1))
+    others = [line for line in lines if line not in set(gapped)][::every]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    subset = output.with_suffix(".jsonl")
+    subset.write_text("".join(gapped + others), encoding="utf8")
+    convert_file(subset, output)
 
 
 def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
@@ -166,27 +199,35 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
 
     from spacy_struct.convert.craft import convert_file
 
-    craft = data_dir / "craft"
+    genia = data_dir / "genia_discontinuous"
     docs = []
-    if (craft / "train.jsonl.gz").exists() and (craft / "dev.jsonl.gz").exists():
-        print(f"overlap_segmenter: training on CRAFT from {craft} (30 steps)")
-        corpus = Path("corpus/craft")
-        for split in ("train", "dev"):
-            if not (corpus / f"{split}.spacy").exists():
-                convert_file(craft / f"{split}.jsonl.gz", corpus / f"{split}.spacy")
-        overrides = {"training.max_steps": 30, "training.eval_frequency": 30, "corpora.dev.limit": 30}
-        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_craft.cfg"), training, overrides)
-        if not any(doc._.segments for doc in docs):
-            print("overlap_segmenter: 30 steps are too few to find CRAFT's segments (`spacy project run "
-                  "segment` trains the full model); the page shows the embedded sample's model instead")
-    if not any(doc._.segments for doc in docs):
-        if not docs:
-            print("overlap_segmenter: CRAFT not found, training on the embedded segment sample")
+    if (genia / "train.jsonl.gz").exists() and (genia / "dev.jsonl").exists():
+        print(f"overlap_segmenter: training on GENIA's coordinations from {genia} ({DEMO_GENIA_STEPS} steps "
+              f"on the sentences that hold one and as many others)")
+        corpus = Path("corpus/genia_discontinuous_demo")
+        if not (corpus / "train.spacy").exists():
+            _coordination_subset(genia / "train.jsonl.gz", corpus / "train.spacy")
+        if not (corpus / "dev.spacy").exists():
+            _coordination_subset(genia / "dev.jsonl", corpus / "dev.spacy")
+        overrides = {"training.max_steps": DEMO_GENIA_STEPS, "training.eval_frequency": DEMO_GENIA_STEPS,
+                     "paths.train": str(corpus / "train.spacy"), "paths.dev": str(corpus / "dev.spacy"),
+                     "corpora.dev.limit": 100}
+        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_genia.cfg"), training, overrides,
+                                       GENIA_SEGMENT_SENTENCES)
+        if not any(s.is_discontinuous for doc in docs for s in doc._.segments):
+            print(f"overlap_segmenter: {DEMO_GENIA_STEPS} steps found no coordination in the demo sentences "
+                  f"(`spacy project run segment` trains the full model); the page shows the embedded "
+                  f"sample's model instead")
+            docs = []
+    if not docs:
+        if not (genia / "train.jsonl.gz").exists():
+            print("overlap_segmenter: GENIA's coordinations not found, training on the embedded segment sample")
         for split in ("train", "dev"):
             if not Path(f"corpus/sample/segments_{split}.spacy").exists():
                 convert_file(Path(f"corpus/sample/sample-segments-{split}.jsonl"),
                              Path(f"corpus/sample/segments_{split}.spacy"))
-        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_sample.cfg"), training / "sample", {})
+        docs = _segment_demo_sentences(Path("configs/overlap_segmenter_sample.cfg"), training / "sample", {},
+                                       SEGMENT_SENTENCES)
     for doc in docs:
         print(doc.text)
         view = []

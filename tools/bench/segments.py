@@ -23,6 +23,39 @@ from .systems import System, gold_token_docs, load_system, training_summary
 #: where a span tagger's segments with the coordination rule's are kept on a tagged doc
 RULE_KEY = "bench_rule_segments"
 
+#: a gap holding one of these words is a coordination's ("human and mouse CD19 genes")
+GAP_COORDINATORS = frozenset({"and", "or", "and/or", "nor", "but", ",", "/", "versus", "vs", "vs."})
+#: the kinds of gap the discontinuous figures are broken down by
+GAP_KINDS = ("coordination, gap 1-2", "coordination, gap 3+", "other gap")
+
+
+def gap_kind(words, fragments) -> str:
+    """A discontinuous segment's kind of gap: whether the words it skips hold
+    a coordinator, and how many they are."""
+    skipped = [words[i].lower() for (_, e), (s, _) in zip(fragments, fragments[1:]) for i in range(e, s)]
+    if not GAP_COORDINATORS & set(skipped):
+        return "other gap"
+    return "coordination, gap 1-2" if len(skipped) <= 2 else "coordination, gap 3+"
+
+
+def gap_kind_counts(pairs, reader):
+    """{kind: [found, predicted, gold]} of the discontinuous segments, each
+    predicted one by its own gap, each gold one by its own."""
+    from spacy_struct.overlap_segmenter import get_segments
+
+    counts = {kind: [0, 0, 0] for kind in GAP_KINDS}
+    for eg in pairs:
+        words = [t.text for t in eg.reference]
+        gold = {(s.label_, tuple(s.offsets)) for s in get_segments(eg.reference) if s.is_discontinuous}
+        # the bench tags the gold words, so predicted offsets are reference offsets
+        predicted = {(s.label_, tuple(s.offsets)) for s in reader(eg.predicted) if len(s.offsets) > 1}
+        for key in predicted:
+            counts[gap_kind(words, key[1])][1] += 1
+            counts[gap_kind(words, key[1])][0] += key in gold
+        for key in gold:
+            counts[gap_kind(words, key[1])][2] += 1
+    return counts
+
 
 def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
              batch_size: int = 256):
@@ -68,6 +101,7 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
                 reader = get_segments if "overlap_segmenter" in system.nlp.pipe_names else from_spans
                 pairs = [Example(d, eg.reference) for d, eg in zip(tagged, examples)]
                 system.scores = score_segments(pairs, spans_key=spans_key, predicted_segments=reader)
+                system.scores["gap_kinds"] = gap_kind_counts(pairs, reader)
     for system in systems:
         system.scores["words_per_second"] = n_words / system.best_time
     return n_words, len(examples)
@@ -100,4 +134,18 @@ def format_table(systems: Sequence[System], spans_key: str = "sc") -> str:
             per = s.scores.get("segments_per_type") or {}
             lines.append(f"| {s.label} | " + " | ".join(
                 pct(per[label]["f"]) if label in per else "-" for label in labels) + " |")
+    gold_counts = systems[0].scores["gap_kinds"]
+    lines += ["", "Discontinuous P / R / F1 by kind of gap (a coordinator among the skipped words or not; "
+              "how many are skipped), each predicted segment by its own gap:", "",
+              "| system | " + " | ".join(f"{kind} ({gold_counts[kind][2]} gold)" for kind in GAP_KINDS) + " |",
+              "|---|" + "---|" * len(GAP_KINDS)]
+    for s in systems:
+        cells = []
+        for kind in GAP_KINDS:
+            found, predicted, gold = s.scores["gap_kinds"][kind]
+            p = found / predicted if predicted else None
+            r = found / gold if gold else None
+            f = 2 * found / (predicted + gold) if predicted + gold else None
+            cells.append(f"{pct(p)} / {pct(r)} / {pct(f)}")
+        lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

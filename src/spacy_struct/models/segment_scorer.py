@@ -42,7 +42,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .batch import SentenceBatch
-from .dropout import SCORER_DROPOUT, check_dropout
+from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
 from .skip_layer import (
@@ -126,8 +126,7 @@ def segment_pair_head(
     if skip_form:
         params["U_skip"] = None
     if skip_width:
-        params.update({f"skip_{name}": None for name in SKIP_TERMS})
-        params.update({"skip_gap": None, "skip_out": None})
+        params.update({"skip_W": None, "skip_b": None, "skip_gap": None, "skip_out": None})
     return Model(
         "segment_pair_head",
         _forward,
@@ -139,10 +138,8 @@ def segment_pair_head(
 
 
 def _n_views(model: Model) -> int:
-    """from, to, start, end; gap opens, gap closes with gap_words; the
-    skip layer's five (SKIP_TERMS) with skip_width."""
-    n = 6 if model.attrs["gap_words"] else 4
-    return n + len(SKIP_TERMS) if model.get_dim("skip_width") else n
+    """from, to, start, end; and gap opens, gap closes with gap_words."""
+    return 6 if model.attrs["gap_words"] else 4
 
 
 def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
@@ -175,9 +172,10 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     if H:
         # the output weights start at 0: an untrained skip layer adds nothing
         # to the transitions, so the gap bias alone keeps skips rare at first
-        limit = np.sqrt(6.0 / (h + 1 + H))
-        for name in SKIP_TERMS:
-            model.set_param(f"skip_{name}", rng.uniform(-limit, limit, (h + 1, H)).astype(np.float32))
+        n_terms = len(SKIP_TERMS)
+        limit = np.sqrt(6.0 / (width + n_terms * H))
+        model.set_param("skip_W", rng.uniform(-limit, limit, (width, n_terms * H)).astype(np.float32))
+        model.set_param("skip_b", np.zeros((n_terms * H,), dtype=np.float32))
         model.set_param("skip_gap", np.zeros((N_GAP_BUCKETS, H), dtype=np.float32))
         model.set_param("skip_out", np.zeros((H, T), dtype=np.float32))
     return model
@@ -204,9 +202,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         opens, closes = views[4] @ Wo, views[5] @ Wc            # (N, T)
     H = model.get_dim("skip_width")
     if H:
-        skip_weights = {name: model.get_param(f"skip_{name}") for name in SKIP_TERMS}
         skip_bias, skip_out = model.get_param("skip_gap"), model.get_param("skip_out")
-        skip_terms, bp_skip_terms = project_terms(views[-len(SKIP_TERMS):], skip_weights)
+        X_skip, bp_skip_dropout = apply_dropout(X, model.attrs[SCORER_DROPOUT], is_train)
+        skip_terms, bp_skip_terms = project_terms(X_skip, model.get_param("skip_W"), model.get_param("skip_b"))
         skip_layers = {}                                         # sentence -> (pre, z)
 
     outputs = []
@@ -299,13 +297,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             model.inc_grad("gap_closes", views[5].T @ d_closes)
             d_views += [d_opens @ Wo.T, d_closes @ Wc.T]
         if H:
-            d_skip_views, d_skip_weights = bp_skip_terms(d_skip_terms)
-            for name in SKIP_TERMS:
-                model.inc_grad(f"skip_{name}", d_skip_weights[name])
+            d_X_skip, d_skip_W, d_skip_b = bp_skip_terms(d_skip_terms)
+            model.inc_grad("skip_W", d_skip_W)
+            model.inc_grad("skip_b", d_skip_b)
             model.inc_grad("skip_gap", d_skip_bias)
             model.inc_grad("skip_out", d_skip_out)
-            d_views += d_skip_views
         dX = bp_views(d_views)
+        if H:
+            dX += bp_skip_dropout(d_X_skip)
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
     return outputs, backprop

@@ -13,11 +13,11 @@ separate linear terms of j+1 and i-1 cannot combine. So each skip gets
     z(j, i) = relu(L[j] + R[i] + O[j+1] + C[i-1] + mean(M[j+1 .. i-1]) + G[gap(j, i)])
     score_t(j, i) += z(j, i) . V[:, t]
 
-where L, R, O, C, M are affine maps (h+1 -> H) of five views of each word
-and G a bias per gap bucket: the hidden layer of an MLP over the skip's
-edge words and the mean of its gap, computed for every skip of a sentence
-at once from per-word terms (O(n^2 H) per sentence, no per-pair matrix
-product but the last one).
+where L, R, O, C, M are affine maps (one (nI, 5H) matrix) of each word's
+vector from the sentence encoder and G a bias per gap bucket: the hidden
+layer of an MLP over the skip's edge words and the mean of its gap,
+computed for every skip of a sentence at once from per-word terms
+(O(n^2 H) per sentence, no per-pair matrix product but the last one).
 
 The functions work on one sentence's block of skips: rows r = j for
 j = 0 .. n-3, columns c = i - 2 for i = 2 .. n-1, a skip where c >= r, so
@@ -57,14 +57,14 @@ def skip_hidden(
     inside_sum = np.zeros((n + 1, terms["inside"].shape[1]), dtype=np.float32)
     np.cumsum(terms["inside"], axis=0, out=inside_sum[1:])
     # words j+1 .. i-1 = r+1 .. c+1: prefix sums at c + 2 minus at r + 1
-    mean_inside = (inside_sum[None, 2:n] - inside_sum[1:n - 1, None]) / np.maximum(gap, 1)[:, :, None]
-    pre = (
-        (terms["left"][:n - 2] + terms["opens"][1:n - 1])[:, None, :]
-        + (terms["right"][2:] + terms["closes"][1:n - 1])[None, :, :]
-        + mean_inside
-        + bias[buckets]
-    )
-    z = np.maximum(pre, 0) * mask[:, :, None]
+    # (built in place: this is the layer's cost, a few passes over n^2 H)
+    pre = np.subtract(inside_sum[None, 2:n], inside_sum[1:n - 1, None])
+    pre /= np.maximum(gap, 1).astype(np.float32)[:, :, None]
+    pre += (terms["left"][:n - 2] + terms["opens"][1:n - 1])[:, None, :]
+    pre += (terms["right"][2:] + terms["closes"][1:n - 1])[None, :, :]
+    pre += bias[buckets]
+    z = np.maximum(pre, 0)
+    z *= mask[:, :, None]
     return pre, z
 
 
@@ -98,20 +98,21 @@ def skip_hidden_backprop(
 
 
 def project_terms(
-    views: List[np.ndarray], weights: Dict[str, np.ndarray]
-) -> Tuple[Dict[str, np.ndarray], Callable[[Dict[str, np.ndarray]], Tuple[List[np.ndarray], Dict[str, np.ndarray]]]]:
-    """The per-word terms from their views: term = view @ weights[term].
+    X: np.ndarray, W: np.ndarray, b: np.ndarray
+) -> Tuple[Dict[str, np.ndarray], Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The per-word terms of every word: X @ W + b, cut into SKIP_TERMS.
 
-    views: one (N, h + 1) view per term, in SKIP_TERMS order.
-    weights: {term: (h + 1, H)}.
+    X: (N, nI) word vectors (the scorer's dropout already applied).
+    W: (nI, 5 H); b: (5 H,).
     RETURNS: ({term: (N, H)}, backprop from the terms' gradients to (the
-        views' gradients, {term: weight gradient})).
+        gradient of X, of W, of b)).
     """
-    terms = {name: view @ weights[name] for name, view in zip(SKIP_TERMS, views)}
+    H = W.shape[1] // len(SKIP_TERMS)
+    out = X @ W + b
+    terms = {name: out[:, k * H:(k + 1) * H] for k, name in enumerate(SKIP_TERMS)}
 
     def backprop(d_terms: Dict[str, np.ndarray]):
-        d_views = [d_terms[name] @ weights[name].T for name in SKIP_TERMS]
-        d_weights = {name: view.T @ d_terms[name] for name, view in zip(SKIP_TERMS, views)}
-        return d_views, d_weights
+        d_out = np.concatenate([d_terms[name] for name in SKIP_TERMS], axis=1)
+        return d_out @ W.T, X.T @ d_out, d_out.sum(0)
 
     return terms, backprop
