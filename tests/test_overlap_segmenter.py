@@ -208,7 +208,7 @@ def test_coordinations_of_words_never_seen_in_training_come_out_discontinuous():
     fix_random_seed(0)
     rng = random.Random(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("overlap_segmenter", config={"model": {**SMALL_MODEL, "skip_width": 16}})
+    nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL})
     seen = "rat cow dog pig hen fox owl bat eel yak elk ape".split()
     train = _coordination_examples(nlp, rng, seen, 60, ("pair", "list", "plain", "plain"))
     nlp.initialize(lambda: train)
@@ -230,3 +230,21 @@ def test_coordinations_of_words_never_seen_in_training_come_out_discontinuous():
         missed += len(gold - predicted)
     assert found + missed == 24
     assert found >= 22 and wrong <= 2, (found, wrong, missed)
+
+
+def test_a_v1_model_block_keeps_the_papers_transitions():
+    """SegmentPairScorer.v2 turns the skip layer on by default; a config
+    naming v1 (as pipelines saved before v2 do) fills its missing settings
+    from v1, not from the factory's v2 block, so it keeps the model it was
+    trained with."""
+    from spacy_struct.models.dropout import SCORER_DROPOUT
+
+    nlp = spacy.blank("en")
+    default = nlp.add_pipe("overlap_segmenter", name="default").model.get_ref("head")
+    assert default.get_dim("skip_width") == 64 and default.attrs[SCORER_DROPOUT] == 0.1
+    v1 = nlp.add_pipe("overlap_segmenter", name="v1", config={"model": {
+        "@architectures": "spacy_struct.SegmentPairScorer.v1",
+        "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "*"},
+    }}).model.get_ref("head")
+    assert v1.get_dim("skip_width") == 0 and v1.attrs[SCORER_DROPOUT] == 0.33
+    assert "skip_W" not in v1.param_names

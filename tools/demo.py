@@ -55,7 +55,7 @@ GENIA_SEGMENT_SENTENCES = (
     "We studied the expression of c-fos and c-jun mRNAs in activated monocytes.",
 )
 
-#: training steps of the demo's GENIA segment model (about two minutes on two cores)
+#: training steps of the demo's GENIA segment model (under a minute on two cores)
 DEMO_GENIA_STEPS = 600
 
 # Raw text with overlapping, nested and discontinuous mentions (the sample's types).

@@ -7,8 +7,9 @@ that the components' scorers chain onto it.
   `edge_labeler.py`: the second-stage arc labeler;
   `edge_features.py`: `spacy_struct.EdgeFeatures.v1` (sparse arc features).
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
-- `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v1` (transitions of
-  gapped segments).
+- `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v2` and `.v1`
+  (transitions of gapped segments; v2 with the skip layer of
+  `skip_layer.py` by default).
 - `morph_scorer.py`: `spacy_struct.MorphScorer.v1` (the morphs of each word,
   from its characters and its vector in context).
 - `scorer.py`: `encoder_and_head`, the composition every scorer uses;
@@ -22,7 +23,7 @@ from .edge_features import build_edge_features
 from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
 from .morph_scorer import build_morph_scorer
-from .segment_scorer import build_segment_pair_scorer
+from .segment_scorer import build_segment_pair_scorer, build_segment_pair_scorer_v2
 from .span_scorer import build_span_scorer
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "build_edge_features",
     "build_morph_scorer",
     "build_segment_pair_scorer",
+    "build_segment_pair_scorer_v2",
     "build_sentence_encoder",
     "build_span_scorer",
     "default_model_config",

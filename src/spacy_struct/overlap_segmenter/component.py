@@ -2,8 +2,10 @@
 cross and be discontinuous (McDonald, Crammer & Pereira 2005).
 
 predict: the segment pair scorer gives (T, n+2, n+2) transition scores per
-sentence, and the k-best gapped-segment decoder
-(`structs.segments.GappedSegments`) returns, per type, the segments that
+sentence (by default with its skip layer, which scores a skip by the words
+around and inside its gap together: without it the paper's transitions
+find no discontinuous mention on GENIA's coordinations), and the k-best
+gapped-segment decoder (`structs.segments.GappedSegments`) returns, per type, the segments that
 score above the threshold, under the restrictions configured (no overlap,
 no embedding, contiguous only, a maximum gap). update: a CRF over segment
 sets on the segment lattice ("crf", the default) or the paper's multilabel
@@ -34,10 +36,11 @@ from .segments import get_segments, has_segments, set_segments
 
 DEFAULT_SEGMENTER_MODEL = default_model_config("""
 [model]
-@architectures = "spacy_struct.SegmentPairScorer.v1"
+@architectures = "spacy_struct.SegmentPairScorer.v2"
 gap_words = false
+skip_width = 64
 hidden_width = 128
-dropout = 0.33
+dropout = 0.1
 context_width = 256
 context_depth = 1
 characters = 0
