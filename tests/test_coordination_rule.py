@@ -29,4 +29,9 @@ def test_no_mention_from_a_conjunct_of_another_shape_or_inside_another_span():
     assert coordinated(words, [(4, 7, "cell_type")]) == [("cell_type", ((2, 3), (5, 7)))]
     assert coordinated("cells and the T cells".split(), [(3, 5, "cell_type")]) == []
     assert coordinated("IL-2 and cells".split(), [(0, 1, "protein")]) == []   # one word: no N
+    assert coordinated("was found in CD19 and CD20 genes".split(), [(5, 7, "DNA")]) == [
+        ("DNA", ((3, 4), (6, 7)))]
+    assert coordinated("a plasma and serum proteins".split(), [(3, 5, "protein")]) == [
+        ("protein", ((1, 2), (4, 5)))]
+    assert coordinated("the and serum proteins".split(), [(2, 4, "protein")]) == []   # a stop word
     assert shape("IL-2") == "X-d" and shape("CD4+") == "Xd+" and shape("mouse") == "x"

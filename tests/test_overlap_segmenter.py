@@ -232,7 +232,7 @@ def test_coordinations_of_words_never_seen_in_training_come_out_discontinuous():
     assert found >= 22 and wrong <= 2, (found, wrong, missed)
 
 
-def test_a_v1_model_block_keeps_the_papers_transitions():
+def test_a_v1_model_block_keeps_the_papers_transitions(tmp_path):
     """SegmentPairScorer.v2 turns the skip layer on by default; a config
     naming v1 (as pipelines saved before v2 do) fills its missing settings
     from v1, not from the factory's v2 block, so it keeps the model it was
@@ -248,3 +248,18 @@ def test_a_v1_model_block_keeps_the_papers_transitions():
     }}).model.get_ref("head")
     assert v1.get_dim("skip_width") == 0 and v1.attrs[SCORER_DROPOUT] == 0.33
     assert "skip_W" not in v1.param_names
+    # a pipeline saved before v2 existed: its config names v1 without the new settings
+    old = spacy.blank("en")
+    own_tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 16,
+                   "depth": 1, "embed_size": 100, "window_size": 1, "maxout_pieces": 2,
+                   "subword_features": False}
+    old.add_pipe("overlap_segmenter", config={"model": {
+        **SMALL_MODEL, "@architectures": "spacy_struct.SegmentPairScorer.v1", "tok2vec": own_tok2vec}})
+    examples = make_examples(old)
+    old.initialize(lambda: examples)
+    old.to_disk(tmp_path / "old")
+    cfg = (tmp_path / "old" / "config.cfg").read_text()
+    cfg = "\n".join(line for line in cfg.splitlines() if not line.startswith(("skip_width", "skip_parallel")))
+    (tmp_path / "old" / "config.cfg").write_text(cfg)
+    loaded = spacy.load(tmp_path / "old").get_pipe("overlap_segmenter").model.get_ref("head")
+    assert loaded.get_dim("skip_width") == 0 and "skip_W" not in loaded.param_names

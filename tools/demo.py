@@ -186,7 +186,8 @@ def _coordination_subset(source: Path, output: Path) -> None:
         lines = [line for line in f if line.strip()]
     gapped = [line for line in lines if any(len(m["fragments"]) > 1 for m in json.loads(line)["spans"])]
     every = max(1, (len(lines) - len(gapped)) // max(len(gapped), 1))
-    others = [line for line in lines if line not in set(gapped)][::every]
+    holds = set(gapped)
+    others = [line for line in lines if line not in holds][::every]
     output.parent.mkdir(parents=True, exist_ok=True)
     subset = output.with_suffix(".jsonl")
     subset.write_text("".join(gapped + others), encoding="utf8")

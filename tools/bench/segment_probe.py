@@ -46,11 +46,15 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
     from spacy.training import Example
 
     from spacy_struct.corpus import SentenceDocs
-    from spacy_struct.structs.segments import GappedSegments, Segments, kbest_segments
+    from spacy_struct.overlap_segmenter import get_segments
+    from spacy_struct.structs.segments import kbest_segments
+
+    from spacy_struct.overlap_segmenter import OverlapSegmenter
 
     nlp = spacy.load(pipeline)
-    name = next(n for n, p in nlp.pipeline if type(p).__name__ == "OverlapSegmenter")
-    comp = nlp.get_pipe(name)
+    comp = next((proc for _, proc in nlp.pipeline if isinstance(proc, OverlapSegmenter)), None)
+    if comp is None:
+        raise ValueError(f"{pipeline} has no overlap_segmenter (pipes: {nlp.pipe_names})")
     examples = []
     for eg in SentenceDocs(corpus, gold_preproc=True)(nlp):
         examples.append(eg)
@@ -58,7 +62,7 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
             break
     structure = comp.structure
     gapped_gold = contiguous_gold = 0
-    excluded = 0
+    excluded = reference_total = 0
     gold_decoded_found = 0
     gold_decoded_extra = 0
     rates: List[float] = []
@@ -67,13 +71,20 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
     terms_contig: List[Dict[str, float]] = []
     best_gapped_rates: List[float] = []
     for eg in examples:
-        # the component's own gold: what training sees
+        # the component's own gold: what training sees, on the doc its
+        # upstream pipes (the tok2vec) have run on
         predicted = eg.predicted
-        for tok_name, proc in nlp.pipeline:
+        for _, proc in nlp.pipeline:
             if proc is comp:
                 break
             predicted = proc(predicted)
         eg = Example(predicted, eg.reference)
+        # the component's gold leaves out what its settings cannot represent:
+        # count those from the reference itself
+        reference_gapped = [seg for seg in get_segments(eg.reference) if seg.is_discontinuous]
+        excluded += sum(not comp._representable([i for s, e in seg.offsets for i in range(s, e)])
+                        for seg in reference_gapped)
+        reference_total += len(reference_gapped)
         ranges, golds = comp.gold(eg, 0)
         if not any(np.any(np.diff(w) > 1) for g in golds for _, w in g.keys()):
             continue
@@ -84,7 +95,6 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
             gapped = [(t, w) for t, w in keys if np.any(np.diff(w) > 1)]
             gapped_gold += len(gapped)
             contiguous_gold += len(keys) - len(gapped)
-            excluded += sum(not comp._representable(list(w)) for _, w in gapped)
             # decoder on gold-derived scores
             favour = np.full_like(S, -20.0)
             indicator = structure.indicator(S.shape, gold)
@@ -110,7 +120,8 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
                 best_gapped_rates.append(float(np.exp(max(gapped_scores))))
     lines = [f"pipeline {pipeline}, corpus {corpus}, first {len(examples)} docs", ""]
     lines.append(f"gold segments with a gap: {gapped_gold} (contiguous beside them: {contiguous_gold})")
-    lines.append(f"excluded by max_gap / contiguous before scoring: {excluded}")
+    lines.append(f"gold segments with a gap that max_gap / contiguous exclude from training and "
+                 f"prediction: {excluded} of {reference_total}")
     lines.append(
         f"decoder on gold-derived scores (gold transitions 0, others -20), component settings "
         f"(k={comp.cfg['k']}, max_gap={comp.cfg['max_gap']}, threshold={structure.threshold:.2f}, "
@@ -124,12 +135,14 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
         lines.append("trained model, gold segments with a gap:")
         lines.append(
             f"  rate exp(f): median {np.median(r):.4f}, 90th pct {np.quantile(r, 0.9):.4f}, "
-            f"max {r.max():.3f}; above 0.5 (the crf threshold): {int((r > 0.5).sum())}; "
+            f"max {r.max():.3f}; above the threshold ({np.exp(structure.threshold):.2f}): "
+            f"{int((r > np.exp(structure.threshold)).sum())}; "
             f"above 0.1: {int((r > 0.1).sum())}"
         )
         rk = np.array(ranks)
         lines.append(
-            f"  rank among the segments of their type in the sentence: median {np.median(rk):.0f}; "
+            f"  rank among the segments of their type in the sentence (the 4n best listed; "
+            f"lower ones count as 4n + 1): median {np.median(rk):.0f}; "
             f"first {int((rk == 1).sum())}, top 3 {int((rk <= 3).sum())}, top 10 {int((rk <= 10).sum())}"
         )
         if best_gapped_rates:

@@ -52,7 +52,7 @@ from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
 from .skip_layer import (
-    SKIP_TERMS, project_terms, skip_block_geometry, skip_hidden, skip_hidden_backprop,
+    PARALLEL_TERMS, SKIP_TERMS, project_terms, skip_block_geometry, skip_hidden, skip_hidden_backprop,
 )
 from .views import bucket_gradient, relu_views, stack_sentences
 
@@ -86,13 +86,15 @@ def build_segment_pair_scorer(
     gap_words: bool = False,
     skip_form: bool = False,
     skip_width: int = 0,
+    skip_parallel: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
     tok2vec: docs to one vector per token (a listener to share a `tok2vec`
         component, or a layer of its own).
     hidden_width: size of each of the four views of a word.
-    dropout: in training, on the LSTM's inputs and on the views.
+    dropout: in training, on the LSTM's inputs, the views and the skip
+        layer's input.
     context_width: output width of a BiLSTM over each sentence; 0 for none.
     context_depth: its number of layers.
     characters: width of a character encoder beside the tok2vec; 0 for none.
@@ -105,6 +107,9 @@ def build_segment_pair_scorer(
     skip_width: width of a hidden layer that scores every skip by its edge
         words together and the mean of its gap (`skip_layer`); 0 for none,
         the paper's first-order transitions alone.
+    skip_parallel: with the skip layer, also how alike the left conjunct and
+        the word that closes the gap are (an elementwise product of two more
+        terms in its hidden layer).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
@@ -112,7 +117,7 @@ def build_segment_pair_scorer(
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
     return encoder_and_head(
-        encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width)
+        encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width, skip_parallel)
     )
 
 
@@ -127,21 +132,22 @@ def build_segment_pair_scorer_v2(
     gap_words: bool = False,
     skip_form: bool = False,
     skip_width: int = 64,
+    skip_parallel: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """`build_segment_pair_scorer` with the skip layer on by default: on
     GENIA's coordinations the paper's transitions alone find no
-    discontinuous mention, with it they find 41% at precision 53
+    discontinuous mention of dev, with it 47 of 122 at precision 52
     (docs/results/segments.md); the lower dropout fits the rare gapped
     segments (see v1 for the arguments)."""
     return build_segment_pair_scorer(
         tok2vec, hidden_width, dropout, context_width, context_depth, characters,
-        gap_words, skip_form, skip_width,
+        gap_words, skip_form, skip_width, skip_parallel,
     )
 
 
 def segment_pair_head(
     hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False,
-    skip_width: int = 0,
+    skip_width: int = 0, skip_parallel: bool = False,
 ) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
@@ -162,7 +168,8 @@ def segment_pair_head(
         init=_init,
         dims={"nI": None, "nO": None, "hidden_width": hidden_width, "skip_width": skip_width},
         params=params,
-        attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form)},
+        attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form),
+               "skip_terms": SKIP_TERMS + (PARALLEL_TERMS if skip_parallel and skip_width else ())},
     )
 
 
@@ -201,7 +208,7 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     if H:
         # the output weights start at 0: an untrained skip layer adds nothing
         # to the transitions, so the gap bias alone keeps skips rare at first
-        n_terms = len(SKIP_TERMS)
+        n_terms = len(model.attrs["skip_terms"])
         limit = np.sqrt(6.0 / (width + n_terms * H))
         model.set_param("skip_W", rng.uniform(-limit, limit, (width, n_terms * H)).astype(np.float32))
         model.set_param("skip_b", np.zeros((n_terms * H,), dtype=np.float32))
@@ -233,8 +240,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     if H:
         skip_bias, skip_out = model.get_param("skip_gap"), model.get_param("skip_out")
         X_skip, bp_skip_dropout = apply_dropout(X, model.attrs[SCORER_DROPOUT], is_train)
-        skip_terms, bp_skip_terms = project_terms(X_skip, model.get_param("skip_W"), model.get_param("skip_b"))
-        skip_layers = {}                                         # sentence -> (pre, z)
+        names = model.attrs["skip_terms"]
+        skip_terms, bp_skip_terms = project_terms(X_skip, model.get_param("skip_W"), model.get_param("skip_b"), names)
+        skip_layers = {}                                         # sentence -> (pre, terms)
 
     outputs = []
     for i, n in enumerate(sizes):
@@ -253,10 +261,11 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 edges = opens[lo + 1:hi - 1].T[:, :, None] + closes[lo + 1:hi - 1].T[:, None, :]
                 pair[:, :n - 2, 2:] += np.triu(edges)
             if H and n > 2:
-                gap, mask = skip_block_geometry(n)
-                terms = {name: skip_terms[name][lo:hi] for name in SKIP_TERMS}
-                pre, z = skip_hidden(terms, skip_bias, buckets[:n - 2, 2:], gap, mask)
-                skip_layers[i] = (pre, z)
+                inv_gap, mask = skip_block_geometry(n)
+                terms = {name: skip_terms[name][lo:hi] for name in names}
+                pre, z = skip_hidden(terms, skip_bias, buckets[:n - 2, 2:], inv_gap, mask)
+                if is_train:  # z is relu(pre) * mask: recomputed in backprop, half the memory
+                    skip_layers[i] = (pre, terms)
                 pair[:, :n - 2, 2:] += (z.reshape(-1, H) @ skip_out).T.reshape(T, n - 2, n - 2)
             out[:, 1:n + 1, 1:n + 1] = pair * later
             out[:, 0, 1:n + 1] = starts[lo:hi].T
@@ -274,7 +283,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         if gap_words:
             d_opens, d_closes = np.zeros_like(opens), np.zeros_like(closes)
         if H:
-            d_skip_terms = {name: np.zeros_like(skip_terms[name]) for name in SKIP_TERMS}
+            d_skip_terms = {name: np.zeros_like(skip_terms[name]) for name in names}
             d_skip_bias, d_skip_out = np.zeros_like(skip_bias), np.zeros_like(skip_out)
         for i, n in enumerate(sizes):
             if n == 0:
@@ -301,15 +310,17 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 d_opens[lo + 1:hi - 1] = d_edges.sum(2).T
                 d_closes[lo + 1:hi - 1] = d_edges.sum(1).T
             if H and n > 2:
-                pre, z = skip_layers[i]
-                gap, mask = skip_block_geometry(n)
+                pre, terms = skip_layers[i]
+                inv_gap, mask = skip_block_geometry(n)
                 d_s = d_pair[:, :n - 2, 2:].reshape(T, -1).T            # (skips, T)
+                z = np.maximum(pre, 0)
+                z *= mask[:, :, None]
                 d_skip_out += z.reshape(-1, H).T @ d_s
                 d_z = (d_s @ skip_out.T).reshape(n - 2, n - 2, H)
                 d_terms, d_bias = skip_hidden_backprop(
-                    d_z, pre, gap, mask, buckets[:n - 2, 2:], N_GAP_BUCKETS
+                    d_z, pre, inv_gap, mask, buckets[:n - 2, 2:], N_GAP_BUCKETS, terms
                 )
-                for name in SKIP_TERMS:
+                for name in names:
                     d_skip_terms[name][lo:hi] = d_terms[name]
                 d_skip_bias += d_bias
         model.inc_grad("U", (F1.T @ d_FU).reshape(U.shape))

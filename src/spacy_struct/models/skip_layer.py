@@ -25,26 +25,35 @@ that row r reads O[r + 1] and column c reads C[c + 1] and R[c + 2].
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, Tuple
+
+from functools import lru_cache
 
 import numpy as np
 
-#: the per-word terms of a skip, in the order of the views that feed them
+#: the per-word terms of a skip, in the order of their column blocks of skip_W
 SKIP_TERMS = ("left", "right", "opens", "closes", "inside")
+#: with `parallel`, two more whose elementwise product joins the hidden layer:
+#: how alike the left conjunct j and the word that closes the gap, i-1, are
+PARALLEL_TERMS = ("left_like", "closes_like")
 
 
+@lru_cache(maxsize=512)
 def skip_block_geometry(n: int) -> Tuple[np.ndarray, np.ndarray]:
-    """(gap, mask) of a sentence of n > 2 words' skip block: gap[r, c] =
-    c + 1 - r words left out by skip r -> c + 2 (0 or less where it is no
-    skip), mask 1.0 where c >= r."""
+    """(inv_gap, mask) of a sentence of n > 2 words' skip block, float32 and
+    read-only, cached per length: inv_gap[r, c] = 1 / (words left out by
+    skip r -> c + 2, that is c + 1 - r) where that is a skip (1 elsewhere),
+    mask 1.0 where c >= r."""
     r = np.arange(n - 2)[:, None]
     c = np.arange(n - 2)[None, :]
-    gap = c + 1 - r
-    return gap, (c >= r).astype(np.float32)
+    inv_gap = (1.0 / np.maximum(c + 1 - r, 1)).astype(np.float32)
+    mask = (c >= r).astype(np.float32)
+    inv_gap.flags.writeable = mask.flags.writeable = False
+    return inv_gap, mask
 
 
 def skip_hidden(
-    terms: Dict[str, np.ndarray], bias: np.ndarray, buckets: np.ndarray, gap: np.ndarray, mask: np.ndarray
+    terms: Dict[str, np.ndarray], bias: np.ndarray, buckets: np.ndarray, inv_gap: np.ndarray, mask: np.ndarray
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The pre-activation and hidden layer of every skip of one sentence.
 
@@ -59,20 +68,23 @@ def skip_hidden(
     # words j+1 .. i-1 = r+1 .. c+1: prefix sums at c + 2 minus at r + 1
     # (built in place: this is the layer's cost, a few passes over n^2 H)
     pre = np.subtract(inside_sum[None, 2:n], inside_sum[1:n - 1, None])
-    pre /= np.maximum(gap, 1).astype(np.float32)[:, :, None]
+    pre *= inv_gap[:, :, None]
     pre += (terms["left"][:n - 2] + terms["opens"][1:n - 1])[:, None, :]
     pre += (terms["right"][2:] + terms["closes"][1:n - 1])[None, :, :]
     pre += bias[buckets]
+    if "left_like" in terms:
+        pre += terms["left_like"][:n - 2][:, None, :] * terms["closes_like"][1:n - 1][None, :, :]
     z = np.maximum(pre, 0)
     z *= mask[:, :, None]
     return pre, z
 
 
 def skip_hidden_backprop(
-    d_z: np.ndarray, pre: np.ndarray, gap: np.ndarray, mask: np.ndarray, buckets: np.ndarray, n_buckets: int
+    d_z: np.ndarray, pre: np.ndarray, inv_gap: np.ndarray, mask: np.ndarray, buckets: np.ndarray, n_buckets: int,
+    terms: Dict[str, np.ndarray],
 ) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
     """Gradients of the per-word terms and of the bucket bias from the
-    hidden layer's gradient d_z (n-2, n-2, H).
+    hidden layer's gradient d_z (n-2, n-2, H); `terms` as in the forward.
 
     RETURNS: ({term: (n, H)}, (n_buckets, H)).
     """
@@ -86,33 +98,41 @@ def skip_hidden_backprop(
     grads["right"][2:] = cols
     grads["closes"][1:n - 1] = cols
     # mean_inside = (S[c + 2] - S[r + 1]) / gap, S the prefix sums of "inside"
-    d_mean = d_pre / np.maximum(gap, 1)[:, :, None]
+    d_mean = d_pre * inv_gap[:, :, None]
     d_sums = np.zeros((n + 1, H), dtype=np.float32)
     d_sums[2:n] += d_mean.sum(0)
     d_sums[1:n - 1] -= d_mean.sum(1)
     # S[k] = sum of inside[w] for w < k, so inside[w] gets every d_sums[k > w]
     grads["inside"] = np.cumsum(d_sums[::-1], axis=0)[::-1][1:].astype(np.float32)
-    d_bias = np.zeros((n_buckets, H), dtype=np.float32)
-    np.add.at(d_bias, buckets.ravel(), d_pre.reshape(-1, H))
+    if "left_like" in terms:
+        like_left, like_closes = terms["left_like"][:n - 2], terms["closes_like"][1:n - 1]
+        grads["left_like"] = np.zeros((n, H), dtype=np.float32)
+        grads["closes_like"] = np.zeros((n, H), dtype=np.float32)
+        grads["left_like"][:n - 2] = np.einsum("rch,ch->rh", d_pre, like_closes)
+        grads["closes_like"][1:n - 1] = np.einsum("rch,rh->ch", d_pre, like_left)
+    flat = buckets.ravel()
+    d_flat = d_pre.reshape(-1, H)
+    d_bias = np.stack([np.bincount(flat, weights=d_flat[:, k], minlength=n_buckets) for k in range(H)],
+                      axis=1).astype(np.float32)
     return grads, d_bias
 
 
 def project_terms(
-    X: np.ndarray, W: np.ndarray, b: np.ndarray
+    X: np.ndarray, W: np.ndarray, b: np.ndarray, names=SKIP_TERMS,
 ) -> Tuple[Dict[str, np.ndarray], Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """The per-word terms of every word: X @ W + b, cut into SKIP_TERMS.
+    """The per-word terms of every word: X @ W + b, cut into `names`.
 
     X: (N, nI) word vectors (the scorer's dropout already applied).
-    W: (nI, 5 H); b: (5 H,).
+    W: (nI, len(names) H); b: (len(names) H,).
     RETURNS: ({term: (N, H)}, backprop from the terms' gradients to (the
         gradient of X, of W, of b)).
     """
-    H = W.shape[1] // len(SKIP_TERMS)
+    H = W.shape[1] // len(names)
     out = X @ W + b
-    terms = {name: out[:, k * H:(k + 1) * H] for k, name in enumerate(SKIP_TERMS)}
+    terms = {name: out[:, k * H:(k + 1) * H] for k, name in enumerate(names)}
 
     def backprop(d_terms: Dict[str, np.ndarray]):
-        d_out = np.concatenate([d_terms[name] for name in SKIP_TERMS], axis=1)
+        d_out = np.concatenate([d_terms[name] for name in names], axis=1)
         return d_out @ W.T, X.T @ d_out, d_out.sum(0)
 
     return terms, backprop
