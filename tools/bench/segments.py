@@ -86,6 +86,9 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
 
     for system in systems:
         load_system(system, system.config)
+        if system.coordination_rule and "overlap_segmenter" in system.nlp.pipe_names:
+            raise ValueError(f"{system.label}: coordination_rule adds to a span tagger's spans; "
+                             f"this pipeline has an overlap_segmenter")
     examples = list(SentenceDocs(dev, gold_preproc=True)(systems[0].nlp))
     n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
