@@ -10,6 +10,8 @@ CASES = [
     ("IL-6-induced expression", ["IL-6", "-induced", "expression"]),
     ("NF-kappa B-dependent", ["NF-kappa", "B", "-dependent"]),
     ("T-cell-specific genes", ["T-cell", "-specific", "genes"]),
+    # a plus sign after a digit stays with the word
+    ("CD4+ and CD8+ T cells", ["CD4+", "and", "CD8+", "T", "cells"]),
     # a slash between words splits
     ("enhancer/promoter", ["enhancer", "/", "promoter"]),
     # a full stop after a capital or a digit ends the sentence...
@@ -33,6 +35,7 @@ def test_biomedical_tokenizer_cuts_words_as_genia_does(nlp, text, words):
 def test_it_differs_from_spacys_english_rules_where_it_says():
     english = spacy.blank("en")
     assert [t.text for t in english.make_doc("c-fos")] != ["c-fos"]
+    assert [t.text for t in english.make_doc("CD4+")] != ["CD4+"]
 
 
 def test_the_tokenizer_round_trips_with_the_pipeline(nlp, tmp_path):

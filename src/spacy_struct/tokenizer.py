@@ -17,7 +17,10 @@ with spaCy's English ones changed as follows:
   "promoter");
 - a full stop after a capital letter or a digit at the end of a word is a
   suffix ("NF-kappa B." -> "B", "."), as it already is after a lowercase
-  letter; the language's abbreviations and initialisms ("U.S.") stay whole.
+  letter; the language's abbreviations and initialisms ("U.S.") stay whole;
+- a plus sign after a digit stays with the word ("CD4+", "Ca2+"), where
+  spaCy's English rules cut it off: GENIA's tokens keep it 357 times in
+  its training split and cut it 61 times.
 
 Set it in a config's `[nlp.tokenizer]` block:
 
@@ -53,6 +56,9 @@ INFIXES = LIST_ELLIPSES + LIST_ICONS + [
 #: (not after an initialism's own full stops: "U.S." stays whole)
 EXTRA_SUFFIXES = [r"(?<![.][{au}])(?<=[{au}0-9])\.$".format(au=ALPHA_UPPER)]
 
+#: the language's suffix rules left out: a plus sign after a digit ("CD4+")
+DROPPED_SUFFIXES = {r"(?<=[0-9])\+"}
+
 
 @registry.tokenizers("spacy_struct.BiomedicalTokenizer.v1")
 def create_biomedical_tokenizer() -> Callable[[Language], Tokenizer]:
@@ -65,7 +71,7 @@ def create_biomedical_tokenizer() -> Callable[[Language], Tokenizer]:
     def make_tokenizer(nlp: Language) -> Tokenizer:
         tokenizer = registry.tokenizers.get("spacy.Tokenizer.v1")()(nlp)
         tokenizer.infix_finditer = compile_infix_regex(INFIXES).finditer
-        suffixes = list(nlp.Defaults.suffixes or []) + EXTRA_SUFFIXES
+        suffixes = [s for s in nlp.Defaults.suffixes or [] if s not in DROPPED_SUFFIXES] + EXTRA_SUFFIXES
         tokenizer.suffix_search = compile_suffix_regex(suffixes).search
         return tokenizer
 
