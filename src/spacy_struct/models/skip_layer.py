@@ -10,11 +10,14 @@ closes it, the shared head i) and on what lies between them (McDonald et
 al.'s "words in between" features), which a biaffine form of j and i plus
 separate linear terms of j+1 and i-1 cannot combine. So each skip gets
 
-    z(j, i) = relu(L[j] + R[i] + O[j+1] + C[i-1] + mean(M[j+1 .. i-1]) + G[gap(j, i)])
+    z(j, i) = relu(L[j] + R[i] + O[j+1] + C[i-1] + mean(M[j+1 .. i-1]) + G[gap(j, i)]
+                   [+ P[j] * Q[i-1]])
     score_t(j, i) += z(j, i) . V[:, t]
 
-where L, R, O, C, M are affine maps (one (nI, 5H) matrix) of each word's
-vector from the sentence encoder and G a bias per gap bucket: the hidden
+where L, R, O, C, M (and, with `parallel`, P and Q, whose elementwise
+product says how alike the two conjuncts are) are affine maps (one
+(nI, 5H) or (nI, 7H) matrix) of each word's vector from the sentence
+encoder and G a bias per gap bucket: the hidden
 layer of an MLP over the skip's edge words and the mean of its gap,
 computed for every skip of a sentence at once from per-word terms
 (O(n^2 H) per sentence, no per-pair matrix product but the last one).
@@ -25,9 +28,8 @@ that row r reads O[r + 1] and column c reads C[c + 1] and R[c + 2].
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Tuple
-
 from functools import lru_cache
+from typing import Callable, Dict, Tuple
 
 import numpy as np
 
@@ -57,7 +59,8 @@ def skip_hidden(
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The pre-activation and hidden layer of every skip of one sentence.
 
-    terms: the five per-word terms, each (n, H) float32.
+    terms: the per-word terms (SKIP_TERMS, and PARALLEL_TERMS with
+        `parallel`), each (n, H) float32.
     bias: (n_buckets, H), one row per gap bucket; buckets (n-2, n-2) the
         bucket of each skip of the block.
     RETURNS: (pre, z), both (n-2, n-2, H); z is 0 outside the skips.
