@@ -64,6 +64,19 @@ def test_contiguous_segments_go_to_doc_spans_and_fragments_to_their_own_key(trai
     assert "genes" in html
 
 
+def test_segments_view_draws_a_discontinuous_segment_as_one_numbered_mention(trained):
+    from spacy_struct.overlap_segmenter import segments_view
+
+    doc = trained("BMP2 and BMP4 genes are expressed")
+    group = segments_view(doc, "view")
+    assert doc.spans["view"] is not None and len(group) == len(doc.spans["view"])
+    numbered = [(s.text, s.label_) for s in group if "#" in s.label_]
+    assert len(numbered) == 2 and numbered[0][1] == numbered[1][1]
+    assert [text for text, _ in numbered] == ["BMP2", "genes"]
+    html = spacy.displacy.render(doc, style="span", options={"spans_key": "view"})
+    assert numbered[0][1] in html
+
+
 def test_evaluate_reports_segment_scores(trained):
     scores = trained.evaluate(make_examples(trained))
     assert scores["segments_f"] == 1.0

@@ -196,9 +196,8 @@ def _coordination_subset(source: Path, output: Path) -> None:
 
 def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
     from spacy import displacy
-    from spacy.tokens import Span, SpanGroup
-
     from spacy_struct.convert.craft import convert_file
+    from spacy_struct.overlap_segmenter import segments_view
 
     genia = data_dir / "genia_discontinuous"
     docs = []
@@ -231,12 +230,9 @@ def demo_segments(data_dir: Path, output: Path, training: Path) -> None:
                                        SEGMENT_SENTENCES)
     for doc in docs:
         print(doc.text)
-        view = []
-        for number, segment in enumerate(doc._.segments):
+        for segment in doc._.segments:
             print(f"  [{segment.label_}] {segment.text}")
-            label = f"{segment.label_} #{number}" if segment.is_discontinuous else segment.label_
-            view.extend(Span(doc, s, e, label=label) for s, e in segment.offsets)
-        doc.spans["segments"] = SpanGroup(doc, name="segments", spans=view)
+        segments_view(doc, "segments")
     output.mkdir(parents=True, exist_ok=True)
     html = displacy.render(docs, style="span", options={"spans_key": "segments"}, page=True)
     (output / "overlap_segmenter.html").write_text(html, encoding="utf8")

@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
+python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)

@@ -100,11 +100,22 @@ def ceiling(corpus) -> Tuple[int, int, int]:
     return found, predicted, gold_total
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv=None) -> int:
+    import argparse
 
-    found, predicted, gold = ceiling(sys.argv[1])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.coordination",
+        description="the coordination rule's ceiling: its discontinuous P/R/F1 when fed the gold "
+                    "contiguous mentions of a corpus (the segments bench runs it over a tagger's output)")
+    parser.add_argument("corpus", help=".spacy file with doc._.segments (python -m spacy_struct convert craft)")
+    args = parser.parse_args(argv)
+    found, predicted, gold = ceiling(args.corpus)
     p, r = found / max(predicted, 1), found / max(gold, 1)
-    print(f"coordination rule on the gold contiguous mentions of {sys.argv[1]}: "
+    print(f"coordination rule on the gold contiguous mentions of {args.corpus}: "
           f"P {100 * p:.1f} / R {100 * r:.1f} / F1 {200 * p * r / max(p + r, 1e-9):.1f} "
           f"({found} of {gold} discontinuous mentions, {predicted} predicted)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

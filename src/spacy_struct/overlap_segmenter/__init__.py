@@ -2,7 +2,9 @@
 segments (McDonald, Crammer & Pereira 2005).
 
 - `segments.py`: `doc._.segments`, the representation (spaCy's spans are
-  contiguous), stored in `doc.user_data`.
+  contiguous), stored in `doc.user_data`; `segments_view`, every segment
+  as spans for displaCy (a discontinuous one's fragments share a numbered
+  label).
 - `component.py`: the segment pair scorer
   (`spacy_struct.models.segment_scorer`) and the k-best gapped-segment
   decoder (`spacy_struct.structs.segments.GappedSegments`).
@@ -11,7 +13,7 @@ segments (McDonald, Crammer & Pereira 2005).
 """
 from .component import DEFAULT_SEGMENTER_MODEL, OverlapSegmenter, make_overlap_segmenter
 from .scoring import crossing_keys, make_overlap_segmenter_scorer, score_segments
-from .segments import Segment, get_segments, set_segments
+from .segments import Segment, get_segments, segments_view, set_segments
 
 __all__ = [
     "DEFAULT_SEGMENTER_MODEL",
@@ -22,5 +24,6 @@ __all__ = [
     "make_overlap_segmenter",
     "make_overlap_segmenter_scorer",
     "score_segments",
+    "segments_view",
     "set_segments",
 ]

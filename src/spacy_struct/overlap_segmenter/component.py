@@ -29,6 +29,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
+from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.segments import GappedSegments, Segments
@@ -137,15 +138,13 @@ class OverlapSegmenter(StructuredComponent):
     default_name = "overlap_segmenter"
     rule_sentences = False
     own_defaults = SEGMENTER_DEFAULTS
+    # the losses for one best structure per sentence: segments are a set
+    unsupported_losses = tuple(sorted(set(loss_names()) - set(SEGMENT_LOSSES)))
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
-        """The loss is one for sets of segments; spans_key a non-empty string;
-        the decoding settings valid for `GappedSegments`."""
-        if settings["loss"] not in SEGMENT_LOSSES:
-            raise ValueError(
-                f"{name}: loss must be one of {list(SEGMENT_LOSSES)} for segments, "
-                f"got {settings['loss']!r}"
-            )
+        """spans_key a non-empty string; the decoding settings valid for
+        `GappedSegments` (the loss, one for sets of segments, is checked by
+        the base through `unsupported_losses`)."""
         key = settings["spans_key"]
         if not isinstance(key, str) or not key:
             raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")

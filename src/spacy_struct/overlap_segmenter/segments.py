@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Iterable, List, Sequence, Tuple, Union
 
 import numpy as np
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, Span, SpanGroup
 
 from ..pipeline import text_preview
 
@@ -171,6 +171,23 @@ def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
         offsets = normalize_fragments(doc, frags, where)
         stored.append([label, [[s, e] for s, e in offsets]])
     doc.user_data[USER_DATA_KEY] = stored
+
+
+def segments_view(doc: Doc, key: str = "segments") -> SpanGroup:
+    """Every segment of `doc` as spans for displaCy's span style, in
+    `doc.spans[key]`: a contiguous segment as one span with its label, a
+    discontinuous one as one span per fragment labeled "LABEL #k" (k its
+    number in `doc._.segments`), so the fragments read as one mention.
+
+    RETURNS: the SpanGroup written; render it with
+        `displacy.render(doc, style="span", options={"spans_key": key})`.
+    """
+    spans = []
+    for number, segment in enumerate(get_segments(doc)):
+        label = f"{segment.label_} #{number}" if segment.is_discontinuous else segment.label_
+        spans.extend(Span(doc, s, e, label=label) for s, e in segment.offsets)
+    doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+    return doc.spans[key]
 
 
 def has_segments(doc: Doc) -> bool:
