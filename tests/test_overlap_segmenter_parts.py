@@ -577,6 +577,14 @@ def test_craft_converter_keeps_every_mention_and_counts_what_it_merges(tmp_path,
     assert any("exact duplicates" in line for line in report.lines())
 
 
+def test_craft_converter_says_when_lines_have_no_spans_field(tmp_path):
+    src = tmp_path / "in.jsonl"
+    _write(src, [{"tokens": ["IL-2", "binds"], "entities": [[0, 1, "protein"]]}, CRAFT_RECORD], False)
+    report = convert_file(src, tmp_path / "out.spacy")
+    assert report.without_spans == 1
+    assert any("1 lines have no 'spans' field" in line and "entities (1)" in line for line in report.lines())
+
+
 def test_craft_converter_can_leave_discontinuous_mentions_out_of_the_spans(tmp_path):
     """For a tagger of contiguous spans trained beside the segmenter:
     doc.spans holds the contiguous mentions alone, the rest are counted and

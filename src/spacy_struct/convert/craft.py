@@ -63,6 +63,8 @@ class Report:
     same_words: int = 0
     covering_spans_merged: int = 0
     left_out_of_spans: int = 0
+    without_spans: int = 0
+    other_fields: Dict[str, int] = field(default_factory=Counter)
     labels: Dict[str, int] = field(default_factory=Counter)
 
     def share(self, count: int) -> str:
@@ -88,6 +90,12 @@ class Report:
             )
         if self.touching_fragments:
             out.append(f"{self.touching_fragments} touching fragments merged into one")
+        if self.without_spans:
+            fields = ", ".join(f"{k} ({v})" for k, v in sorted(self.other_fields.items())) or "none"
+            out.append(
+                f"{self.without_spans} lines have no 'spans' field and were read as sentences "
+                f"without mentions (their other fields: {fields}); mentions go in 'spans'"
+            )
         if self.left_out_of_spans:
             out.append(
                 f"{self.left_out_of_spans} discontinuous mentions left out of doc.spans "
@@ -134,6 +142,9 @@ def read_sentence(record: object, line: int, nlp_vocab, report: Report,
     if tags is not None and len(tags) != len(tokens):
         raise CRAFTError(f"{where}: {len(tags)} tags for {len(tokens)} tokens")
     doc = Doc(nlp_vocab, words=tokens, spaces=spaces, tags=tags)
+    if "spans" not in record:
+        report.without_spans += 1
+        report.other_fields.update(k for k in record if k not in ("id", "doc_id", "tokens", "tags", "char_offsets"))
     mentions = record.get("spans", [])
     if not isinstance(mentions, list):
         raise CRAFTError(f"{where}: 'spans' must be a list")
