@@ -245,6 +245,12 @@ def test_coordinations_of_words_never_seen_in_training_come_out_discontinuous():
     assert found >= 22 and wrong <= 2, (found, wrong, missed)
 
 
+@pytest.mark.parametrize("width", [-1, "64", 2.5, True])
+def test_a_bad_skip_width_is_refused_naming_the_model(width):
+    with pytest.raises(Exception, match="skip_width"):
+        spacy.blank("en").add_pipe("overlap_segmenter", config={"model": {"skip_width": width}})
+
+
 def test_a_v1_model_block_keeps_the_papers_transitions(tmp_path):
     """SegmentPairScorer.v2 turns the skip layer on by default; a config
     naming v1 (as pipelines saved before v2 do) fills its missing settings

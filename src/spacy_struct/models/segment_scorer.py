@@ -153,7 +153,10 @@ def segment_pair_head(
     if hidden_width < 1:
         raise ValueError(f"hidden_width must be positive, not {hidden_width}")
     if isinstance(skip_width, bool) or not isinstance(skip_width, int) or skip_width < 0:
-        raise ValueError(f"skip_width must be 0 (none) or a positive int, not {skip_width!r}")
+        raise ValueError(
+            f"SegmentPairScorer (the overlap_segmenter's model): skip_width must be 0 (none) or a "
+            f"positive int, not {skip_width!r}"
+        )
     check_dropout(dropout)
     params = {"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None}
     if gap_words:
