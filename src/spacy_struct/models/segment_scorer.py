@@ -136,8 +136,9 @@ def build_segment_pair_scorer_v2(
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """`build_segment_pair_scorer` with the skip layer on by default: on
     GENIA's coordinations the paper's transitions alone find no
-    discontinuous mention of dev, with it 47 of 122 at precision 52
-    (docs/results/segments.md); the lower dropout fits the rare gapped
+    discontinuous mention of dev, with it 47 of 122 at precision 52 (seed
+    0; F1 41.3 over three seeds, docs/results/segments.md); the lower
+    dropout fits the rare gapped
     segments (see v1 for the arguments)."""
     return build_segment_pair_scorer(
         tok2vec, hidden_width, dropout, context_width, context_depth, characters,
