@@ -50,11 +50,49 @@ def gap_kind_counts(pairs, reader):
         # the bench tags the gold words, so predicted offsets are reference offsets
         predicted = {(s.label_, tuple(s.offsets)) for s in reader(eg.predicted) if len(s.offsets) > 1}
         for key in predicted:
-            counts[gap_kind(words, key[1])][1] += 1
-            counts[gap_kind(words, key[1])][0] += key in gold
+            kind = counts[gap_kind(words, key[1])]
+            kind[1] += 1
+            kind[0] += key in gold
         for key in gold:
             counts[gap_kind(words, key[1])][2] += 1
     return counts
+
+
+def segment_reader(system: System, default_key: str):
+    """How the system's segments are read from a tagged doc: doc._.segments
+    for overlap_segmenter; otherwise the spans its component writes (under
+    its own spans_key), each a one-fragment segment, with the coordination
+    rule's mentions added when the system asks for them.
+
+    RETURNS: (reader: doc -> segments, prepare: called on each tagged doc
+        before reading, inside the timed run).
+    """
+    from spacy_struct.overlap_segmenter import Segment, get_segments
+
+    from .coordination import coordinated
+
+    nlp = system.nlp
+    if "overlap_segmenter" in nlp.pipe_names:
+        if system.coordination_rule:
+            raise ValueError(f"{system.label}: coordination_rule adds to a span tagger's spans; "
+                             f"this pipeline has an overlap_segmenter")
+        return get_segments, lambda doc: None
+    key = next((pipe.cfg["spans_key"] for _, pipe in nlp.pipeline
+                if isinstance(getattr(pipe, "cfg", None), dict) and "spans_key" in pipe.cfg), default_key)
+
+    def from_spans(doc):
+        return [Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(key, [])]
+
+    if not system.coordination_rule:
+        return from_spans, lambda doc: None
+
+    def add_rule(doc):
+        found = from_spans(doc)
+        spans = [(seg.start, seg.end, seg.label_) for seg in found]
+        words = [t.text for t in doc]
+        doc.user_data[RULE_KEY] = found + [Segment(doc, label, frags) for label, frags in coordinated(words, spans)]
+
+    return (lambda doc: doc.user_data[RULE_KEY]), add_rule
 
 
 def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeats: int = 3,
@@ -62,46 +100,23 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
     from spacy.training import Example
 
     from spacy_struct.corpus import SentenceDocs
-    from spacy_struct.overlap_segmenter import Segment, get_segments, score_segments
+    from spacy_struct.overlap_segmenter import score_segments
 
-    from .coordination import coordinated
-
-    def span_reader(system):
-        key = next((getattr(pipe, "cfg", {}).get("spans_key") for _, pipe in system.nlp.pipeline
-                    if isinstance(getattr(pipe, "cfg", None), dict) and "spans_key" in pipe.cfg), spans_key)
-
-        def from_spans(doc):
-            return doc.user_data[RULE_KEY] if system.coordination_rule else [
-                Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(key, [])]
-
-        return key, from_spans
-
-    def add_rule(docs, key):
-        for doc in docs:
-            spans = [(s.start, s.end, s.label_) for s in doc.spans.get(key, [])]
-            words = [t.text for t in doc]
-            doc.user_data[RULE_KEY] = [Segment(doc, s.label_, ((s.start, s.end),)) for s in doc.spans.get(key, [])] + [
-                Segment(doc, label, frags) for label, frags in coordinated(words, spans)]
-        return docs
-
+    readers = []
     for system in systems:
         load_system(system, system.config)
-        if system.coordination_rule and "overlap_segmenter" in system.nlp.pipe_names:
-            raise ValueError(f"{system.label}: coordination_rule adds to a span tagger's spans; "
-                             f"this pipeline has an overlap_segmenter")
+        readers.append(segment_reader(system, spans_key))
     examples = list(SentenceDocs(dev, gold_preproc=True)(systems[0].nlp))
     n_words = sum(len(eg.reference) for eg in examples)
     for _ in range(repeats):
-        for system in systems:
+        for system, (reader, prepare) in zip(systems, readers):
             docs = gold_token_docs(system, examples)
             start = time.perf_counter()
             tagged = list(system.nlp.pipe(docs, batch_size=batch_size))
-            key, from_spans = span_reader(system)
-            if system.coordination_rule:
-                add_rule(tagged, key)
+            for doc in tagged:
+                prepare(doc)
             system.best_time = min(system.best_time, time.perf_counter() - start)
             if not system.scores:
-                reader = get_segments if "overlap_segmenter" in system.nlp.pipe_names else from_spans
                 pairs = [Example(d, eg.reference) for d, eg in zip(tagged, examples)]
                 system.scores = score_segments(pairs, spans_key=spans_key, predicted_segments=reader)
                 system.scores["gap_kinds"] = gap_kind_counts(pairs, reader)
