@@ -250,6 +250,21 @@ def _token_span(token: Token) -> Span:
     return token.doc[token.i:token.i + 1]
 
 
+# Token getters are module-level functions, not closures: spaCy pickles the
+# extension registry into every worker of nlp.pipe(n_process=...) under the
+# spawn start method, and a lambda cannot be pickled.
+def get_token_labels(token: Token) -> Tuple[str, ...]:
+    return get_labels(_token_span(token))
+
+
+def get_token_parse_string(token: Token) -> str:
+    return get_parse_string(_token_span(token))
+
+
+def get_token_parent(token: Token) -> Optional[Span]:
+    return get_parent(_token_span(token))
+
+
 def register_extensions() -> None:
     """Register the extensions (idempotent; an extension another package
     registered under the same name is left alone)."""
@@ -258,9 +273,10 @@ def register_extensions() -> None:
                          ("parent", get_parent)):
         if not Span.has_extension(name):
             Span.set_extension(name, getter=getter)
-    for name, getter in (("labels", get_labels), ("parse_string", get_parse_string), ("parent", get_parent)):
+    for name, getter in (("labels", get_token_labels), ("parse_string", get_token_parse_string),
+                         ("parent", get_token_parent)):
         if not Token.has_extension(name):
-            Token.set_extension(name, getter=lambda token, g=getter: g(_token_span(token)))
+            Token.set_extension(name, getter=getter)
     if not Doc.has_extension("constituents"):
         Doc.set_extension("constituents", getter=get_doc_constituents)
 

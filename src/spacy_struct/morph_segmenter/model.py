@@ -227,6 +227,13 @@ class MorphModel:
         return self._frozen
 
     # ------------------------------------------------------ serializing
+    def __getstate__(self) -> dict:
+        """Pickle without the frozen sampler: a cache of Cython state (which
+        cannot be pickled) rebuilt from the lexicon on first use."""
+        state = dict(self.__dict__)
+        state["_frozen"] = None
+        return state
+
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
         return {"settings": asdict(self.settings), "forms": self.forms, "cuts": [list(c) for c in self.cuts],
