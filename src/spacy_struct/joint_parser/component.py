@@ -42,7 +42,7 @@ from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config, missing_spans_message, non_negative_number
 from ..structs.spans import SpanTrees, outermost
-from .constituents import brackets, has_trees, tree_nodes, tree_of, write_nodes
+from .constituents import brackets, has_trees, tree_nodes, tree_of, tree_ranges, write_nodes
 from .entity_loss import EntityColumns
 from .joint import JoinReport, entities_of, join_entities, outer_first
 from .label_parts import LabelParts
@@ -208,10 +208,16 @@ class JointParser(StructuredComponent):
         parts = self.label_parts
         charts = [_with_empty_label(s, parts) for s in scores]
         entity_columns = [k + 1 for k, name in enumerate(self.labels) if ENTITY_SEPARATOR in name]
+        # a sentence is a constituent: its span gets a label with a phrase
+        # (not the empty label, nor an entity alone: "|protein" over a
+        # one-word sentence would leave it without a label)
+        no_phrase = [0] + [k + 1 for k, name in enumerate(self.labels) if not parse_chart_label(name)[0]]
+        if len(no_phrase) == len(self.labels) + 1:  # a model without phrase labels: any label
+            no_phrase = [0]
         for (doc_i, start, end), chart in zip(batch.sents, charts):
             if not chart.shape[0]:
                 continue
-            chart[0, -1, 0] = -np.inf  # a sentence is a constituent: its span gets a label
+            chart[0, -1, no_phrase] = -np.inf
             # no entity starts or ends on a whitespace token
             space = [k for k, token in enumerate(docs[doc_i][start:end]) if token.is_space]
             if space and entity_columns:
@@ -223,8 +229,14 @@ class JointParser(StructuredComponent):
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write each sentence's tree to the doc (constituents.py) and the
         entities to `doc.spans[spans_key]` (outermost to `doc.ents` with
-        `set_ents`). A doc that came without sentence boundaries gets the
-        sentences it was parsed in, as spaCy's parser sets them.
+        `set_ents`). Every doc gets the sentences it was parsed in, as
+        spaCy's parser sets them, so `doc.sents` and the trees agree: those
+        of a doc that came without boundaries; with boundaries, a sentence
+        of whitespace alone (a text ending in a newline, a senter's blank
+        line) joins the sentence before it and one over
+        `max_sentence_length` is cut. A doc already dependency-parsed keeps
+        the sentences of its parse (spaCy forbids changing them), which the
+        ranges came from.
 
         docs: the docs that were parsed.
         predictions: what `predict` returned for them.
@@ -234,12 +246,13 @@ class JointParser(StructuredComponent):
         labels = [EMPTY] + [parse_chart_label(name) for name in self.labels]
         found: List[List[Tuple[int, int, str]]] = [[] for _ in docs]
         trees: List[list] = [[] for _ in docs]
-        unsegmented = {i for i, doc in enumerate(docs) if not doc.has_annotation("SENT_START")}
+        settable = {i for i, doc in enumerate(docs) if not doc.has_annotation("DEP")}
         for (doc_i, start, end), rows in zip(batch.sents, charts):
             doc = docs[doc_i]
-            if doc_i in unsegmented:  # the sentences it parsed become the doc's
+            if doc_i in settable:  # the sentences it parsed become the doc's
                 for k in range(start, end):
-                    doc[k].is_sent_start = k == start
+                    if doc[k].is_sent_start is not (k == start):
+                        doc[k].is_sent_start = k == start
             root = chart_to_tree([(int(s), int(e), labels[int(l)]) for s, e, l in rows], end - start)
             trees[doc_i].append((start, end, tree_nodes(without_entities(root), start, end)))
             if self.cfg["ner"]:
@@ -282,6 +295,7 @@ class JointParser(StructuredComponent):
                 f"{ref[s:e].text!r} in example {index})"
             )
         entities = [item for item in entities if item not in edge_on_space]
+        stored_trees = tree_ranges(ref)
         for start, end in ranges:
             cut = next(((s, e, l) for s, e, l in brackets(ref) if s < start < e or s < end < e), None)
             if cut is not None:
@@ -290,6 +304,16 @@ class JointParser(StructuredComponent):
                     f"sentence boundary at token {start if cut[0] < start else end}; a doc without "
                     f"sentence boundaries is cut by rule past max_unsegmented_length "
                     f"({self.cfg['max_unsegmented_length']}): raise it, or give the sentences"
+                ))
+            inside = [(s, e) for s, e in stored_trees if start <= s and e <= end]
+            if inside and inside != [(start, end)]:
+                covered = sum(e - s for s, e in inside)
+                raise self.gold_error(index, eg, (
+                    f"tokens {start}..{end - 1} are one training sentence, but the trees stored "
+                    f"there cover {'only ' if covered < end - start else ''}"
+                    f"{', '.join(f'{s}..{e - 1}' for s, e in inside)}: a tree must cover its whole "
+                    f"sentence. Set the reference's sentence boundaries where the trees are "
+                    f"(or put one tree over each sentence with set_parse)"
                 ))
             try:
                 root = tree_of(ref, start, end)

@@ -3,7 +3,10 @@
 Storage. `doc.user_data["spacy_struct_constituents"]` holds every node of
 every tree, in preorder (outer first): parallel lists `starts`, `ends`
 (token offsets, end exclusive) and `labels` (the labels of the span,
-a unary chain top-down; empty for a word that is no phrase). Every token of
+a unary chain top-down; empty for a word that is no phrase), and the doc's
+token and character counts they were written for (`n_tokens`, `n_chars`):
+reading trees of a doc that was cut (`Span.as_doc`) or retokenized since
+raises a clear error instead of giving other words' labels. Every token of
 a parsed sentence is a node, as in benepar, so `children` can list the
 words too. Plain ints and strings: the trees survive `DocBin`,
 `to_bytes` and `nlp.pipe(n_process=2)`.
@@ -38,8 +41,55 @@ class NonConstituentError(ValueError):
 
 
 # ------------------------------------------------------------------ storage
-def _data(doc: Doc) -> Dict[str, list]:
+_EMPTY = {"starts": [], "ends": [], "labels": []}
+
+
+def _fingerprint(doc: Doc) -> Tuple[int, int]:
+    """(tokens, characters) of the doc, in constant time: what the stored
+    offsets were written for."""
+    return (len(doc), doc[-1].idx + len(doc[-1].text_with_ws)) if len(doc) else (0, 0)
+
+
+class _StoredWhere:
+    """Names the doc's stored trees in an error; the doc's text is read only
+    when a message is written (trees are read on every extension call)."""
+
+    def __init__(self, doc: Doc) -> None:
+        self.doc = doc
+
+    def __str__(self) -> str:
+        return f"the constituency trees stored on the doc {_preview(self.doc.text)}"
+
+
+def _stored(doc: Doc) -> Optional[Dict[str, list]]:
+    """The doc's stored trees, checked against the doc (None when none are
+    stored). Offsets written for another doc (one cut by `Span.as_doc`,
+    retokenized, or edited by hand) raise a ValueError naming the doc
+    instead of reading other words' labels."""
     data = doc.user_data.get(USER_DATA_KEY)
+    if data is None:
+        return None
+    where = _StoredWhere(doc)
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), (list, tuple)) for k in _EMPTY):
+        raise ValueError(f"{where} are not lists 'starts', 'ends' and 'labels'; put trees on with set_parse")
+    sizes = {k: len(data[k]) for k in _EMPTY}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"{where} have lists of unequal length ({sizes}): they were written by hand "
+                         f"or damaged; put trees on with set_parse")
+    written = (data.get("n_tokens"), data.get("n_chars"))
+    if written != (None, None) and tuple(written) != _fingerprint(doc):
+        raise ValueError(
+            f"{where} were written for a doc of {written[0]} tokens and {written[1]} characters; "
+            f"this one has {_fingerprint(doc)[0]} and {_fingerprint(doc)[1]}: it was cut "
+            f"(Span.as_doc), retokenized or changed after they were set. Parse it again"
+        )
+    if data["ends"] and max(data["ends"]) > len(doc):
+        raise ValueError(f"{where} reach token {max(data['ends']) - 1}, past the doc's {len(doc)} tokens")
+    return data
+
+
+def _data(doc: Doc) -> Dict[str, list]:
+    data = _stored(doc)
     if data is None:
         raise ValueError(
             "the doc has no constituency parse; add a 'joint_parser' to the pipeline "
@@ -50,7 +100,17 @@ def _data(doc: Doc) -> Dict[str, list]:
 
 def has_trees(doc: Doc) -> bool:
     """Whether any tree is stored on the doc."""
-    return bool(doc.user_data.get(USER_DATA_KEY, {}).get("starts"))
+    return bool((_stored(doc) or _EMPTY)["starts"])
+
+
+def tree_ranges(doc: Doc) -> List[Tuple[int, int]]:
+    """The token range of every stored tree (its root's), in order."""
+    data = _stored(doc) or _EMPTY
+    out: List[Tuple[int, int]] = []
+    for start, end in zip(data["starts"], data["ends"]):  # preorder: a root starts past the last one
+        if not out or start >= out[-1][1]:
+            out.append((start, end))
+    return out
 
 
 def tree_nodes(root: Optional[Node], start: int, end: int) -> List[Tuple[int, int, Tuple[str, ...]]]:
@@ -60,18 +120,22 @@ def tree_nodes(root: Optional[Node], start: int, end: int) -> List[Tuple[int, in
     the range (or none) gets a node with no label over the whole range."""
     out: List[Tuple[int, int, Tuple[str, ...]]] = []
 
-    def visit(node: Union[Node, int], above: Tuple[str, ...]) -> None:
-        if isinstance(node, int):
-            out.append((start + node, start + node + 1, above))
-            return
-        labels = above + ((node.label,) if node.label else ())
-        kids = node.children
-        if len(kids) == 1:
-            visit(kids[0], labels)
-            return
-        out.append((start + node.start, start + node.end, labels))
-        for child in kids:
-            visit(child, ())
+    def visit(top: Node) -> None:
+        """Preorder with a stack (trees may be deeper than Python's recursion
+        limit); a unary chain's labels are carried down to its bottom node."""
+        stack: List[Tuple[Union[Node, int], Tuple[str, ...]]] = [(top, ())]
+        while stack:
+            node, above = stack.pop()
+            if isinstance(node, int):
+                out.append((start + node, start + node + 1, above))
+                continue
+            labels = above + ((node.label,) if node.label else ())
+            kids = node.children
+            if len(kids) == 1:
+                stack.append((kids[0], labels))
+                continue
+            out.append((start + node.start, start + node.end, labels))
+            stack.extend((child, ()) for child in reversed(kids))
 
     n = end - start
     if root is None or (root.start, root.end) != (0, n):
@@ -79,27 +143,36 @@ def tree_nodes(root: Optional[Node], start: int, end: int) -> List[Tuple[int, in
         if root.children and isinstance(root.children[0], Node):
             inner = root.children[0]
             root.children = list(range(0, inner.start)) + [inner] + list(range(inner.end, n))
-    visit(root, ())
+    visit(root)
     return out
 
 
 def write_nodes(doc: Doc, trees: Sequence[Tuple[int, int, Sequence[Tuple[int, int, Sequence[str]]]]]) -> None:
     """Store trees, each (start, end, its nodes from `tree_nodes`), replacing
-    any node stored inside their ranges; one sort per call, so a doc's
-    sentences are written together."""
-    data = doc.user_data.get(USER_DATA_KEY) or {"starts": [], "ends": [], "labels": []}
+    every stored node that shares a token with their ranges (inside them,
+    or a stale tree over other sentence cuts that crosses or holds them);
+    one sort per call, so a doc's sentences are written together."""
+    try:
+        data = _stored(doc) or _EMPTY
+    except ValueError:  # trees written for the doc before it changed: parsing it again replaces them
+        data = _EMPTY
     ranges = sorted((start, end) for start, end, _ in trees)
+    range_starts = [start for start, _ in ranges]
 
     def replaced(s: int, e: int) -> bool:
-        k = bisect_right(ranges, (s, float("inf"))) - 1
-        return k >= 0 and ranges[k][0] <= s and e <= ranges[k][1]
+        k = bisect_right(range_starts, s) - 1  # the last range starting at or before s
+        if k >= 0 and s < ranges[k][1]:
+            return True
+        return k + 1 < len(ranges) and ranges[k + 1][0] < e  # the next one starts inside (s, e)
 
     rows = [(s, e, list(labels)) for s, e, labels in zip(data["starts"], data["ends"], data["labels"])
             if not replaced(s, e)]
     rows.extend((int(s), int(e), list(labels)) for _, _, nodes in trees for s, e, labels in nodes)
     rows.sort(key=lambda r: (r[0], -r[1]))
+    n_tokens, n_chars = _fingerprint(doc)
     doc.user_data[USER_DATA_KEY] = {
         "starts": [r[0] for r in rows], "ends": [r[1] for r in rows], "labels": [r[2] for r in rows],
+        "n_tokens": n_tokens, "n_chars": n_chars,
     }
 
 
@@ -144,7 +217,7 @@ def tree_of(doc: Doc, start: int, end: int) -> Optional[Node]:
     """The tree stored over tokens start..end, offsets relative to `start`
     (None when no tree is stored there; a root with the empty label over the
     words when the tree there has no constituent)."""
-    data = doc.user_data.get(USER_DATA_KEY)
+    data = _stored(doc)
     if not data:
         return None
     items, stored = [], False
@@ -159,7 +232,7 @@ def tree_of(doc: Doc, start: int, end: int) -> Optional[Node]:
 
 def constituent_labels(doc: Doc) -> List[Tuple[int, int, Tuple[str, ...]]]:
     """Every stored node as (start, end, labels)."""
-    data = doc.user_data.get(USER_DATA_KEY) or {"starts": [], "ends": [], "labels": []}
+    data = _stored(doc) or _EMPTY
     return [(s, e, tuple(labels)) for s, e, labels in zip(data["starts"], data["ends"], data["labels"])]
 
 
@@ -220,24 +293,33 @@ def get_parse_string(span: Span) -> str:
     tagged = doc.has_annotation("TAG")
     pos = _position(span)
 
-    def write(k: int) -> Tuple[str, int]:
-        s, e = data["starts"][k], data["ends"][k]
-        labels = data["labels"][k]
+    starts, ends, all_labels = data["starts"], data["ends"], data["labels"]
+    # The stored nodes are in preorder and the ones after `pos` that start
+    # inside the span are below it: walk them keeping the phrases still open
+    # on a stack (no recursion: a tree may be deeper than Python's limit).
+    # A piece is an opening "(LABEL", or a word with the labels above it; a
+    # phrase closes onto the last piece when a node starts at or after its end.
+    pieces: List[str] = []
+    open_phrases: List[Tuple[int, int]] = []  # (end, labels opened)
+
+    def close_until(at: int) -> None:
+        while open_phrases and at >= open_phrases[-1][0]:
+            pieces[-1] += ")" * open_phrases.pop()[1]
+
+    k = pos
+    while k < len(starts) and starts[k] < span.end and (k == pos or span.start <= starts[k]):
+        s, e, labels = starts[k], ends[k], all_labels[k]
+        close_until(s)
         if e - s == 1:
             token = doc[s]
-            body = f"({token.tag_ if tagged else ''} {escape(token.text)})"
-            nxt = k + 1
+            word = f"({token.tag_ if tagged else ''} {escape(token.text)})"
+            pieces.append("".join(f"({label} " for label in labels) + word + ")" * len(labels))
         else:
-            parts, nxt = [], k + 1
-            while nxt < len(data["starts"]) and data["starts"][nxt] < e and data["ends"][nxt] <= e:
-                part, nxt = write(nxt)
-                parts.append(part)
-            body = " ".join(parts)
-        for label in reversed(labels):
-            body = f"({label} {body})"
-        return body, nxt
-
-    return write(pos)[0]
+            pieces.extend(f"({label}" for label in labels)
+            open_phrases.append((e, len(labels)))
+        k += 1
+    close_until(span.end)
+    return " ".join(pieces)
 
 
 def get_doc_constituents(doc: Doc) -> Iterator[Span]:
@@ -289,5 +371,5 @@ register_extensions()
 
 __all__ = [
     "NonConstituentError", "brackets", "constituent_labels", "has_trees", "set_parse",
-    "tree_nodes", "tree_of", "write_nodes",
+    "tree_nodes", "tree_of", "tree_ranges", "write_nodes",
 ]

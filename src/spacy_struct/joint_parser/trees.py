@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 #: joins the labels of a collapsed unary chain
 CHAIN_SEPARATOR = "+"
@@ -66,11 +66,15 @@ class Node:
     entity: Optional[str] = None
 
     def nodes(self) -> Iterator["Node"]:
-        """This node and every node below it, in preorder (outer first)."""
-        yield self
-        for child in self.children:
-            if isinstance(child, Node):
-                yield from child.nodes()
+        """This node and every node below it, in preorder (outer first).
+
+        Iterative, as all tree code here: a right-branching tree of a
+        512-word sentence is 512 levels deep, past Python's recursion limit."""
+        stack: List[Node] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(child for child in reversed(node.children) if isinstance(child, Node))
 
     def __repr__(self) -> str:
         ent = f" [{self.entity}]" if self.entity else ""
@@ -132,53 +136,60 @@ def parse_brackets(text: str, where: str = "tree") -> ParsedTree:
         preview = preview if len(preview) <= 120 else preview[:117] + "..."
         return TreeFormatError(f"{where}: {why} in {preview!r}")
 
+    def word(leaf: str, tag: Optional[str]) -> int:
+        words.append(unescape(leaf))
+        tags.append(tag)
+        return len(words) - 1
+
     def read() -> Union[Node, int, None]:
+        """The tree at tokens[pos], with an explicit stack of open
+        constituents (label, first word, children) instead of recursion."""
         nonlocal pos
-        if tokens[pos].startswith("(") and tokens[pos] != "(":  # "( word)": untagged
-            words.append(unescape(tokens[pos + 1]))
-            tags.append(None)
-            if pos + 2 >= len(tokens) or tokens[pos + 2] != ")":
-                raise fail("unbalanced brackets (too many '(')")
-            pos += 3
-            return len(words) - 1
-        if tokens[pos] != "(":
-            words.append(unescape(tokens[pos]))
-            tags.append(None)
-            pos += 1
-            return len(words) - 1
-        pos += 1
-        if pos >= len(tokens):
-            raise fail("unbalanced brackets (too many '(')")
-        label = ""
-        if tokens[pos] not in "()":
-            label = tokens[pos]
-            pos += 1
-        elif tokens[pos] == ")":
-            # "()" is no PTB node: a bracket written as a word, unescaped
-            raise fail("an empty bracket '()' (a bracket as a word must be written "
-                       "-LRB- / -RRB-, e.g. (-LRB- -LRB-))")
-        # preterminal: (TAG word); an empty element (-NONE- *T*-1) is no word
-        if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
-            pos += 2
-            if label == EMPTY_ELEMENT:
-                return None
-            words.append(unescape(tokens[pos - 2]))
-            tags.append(label)
-            return len(words) - 1
-        start = len(words)
-        children: List[Union[Node, int]] = []
+        open_nodes: List[Tuple[str, int, List[Union[Node, int]]]] = []
         while True:
+            item: Union[Node, int, None, str] = "open"  # "open": a constituent was opened, nothing to attach
             if pos >= len(tokens):
                 raise fail("unbalanced brackets (too many '(')")
-            if tokens[pos] == ")":
+            token = tokens[pos]
+            if token.startswith("(") and token != "(":  # "( word)": untagged
+                if pos + 2 >= len(tokens) or tokens[pos + 2] != ")":
+                    raise fail("unbalanced brackets (too many '(')")
+                item = word(tokens[pos + 1], None)
+                pos += 3
+            elif token == ")":
+                if not open_nodes:
+                    raise fail("unbalanced brackets (text after the tree, or too many ')')")
                 pos += 1
-                break
-            child = read()
-            if child is not None:
-                children.append(child)
-        if not children:
-            return None  # an empty constituent (or one of empty elements): nothing to keep
-        return Node(label, start, len(words), children)
+                label, start, children = open_nodes.pop()
+                # an empty constituent (or one of empty elements): nothing to keep
+                item = Node(label, start, len(words), children) if children else None
+            elif token != "(":
+                item = word(token, None)
+                pos += 1
+            else:
+                pos += 1
+                if pos >= len(tokens):
+                    raise fail("unbalanced brackets (too many '(')")
+                label = ""
+                if tokens[pos] not in "()":
+                    label = tokens[pos]
+                    pos += 1
+                elif tokens[pos] == ")":
+                    # "()" is no PTB node: a bracket written as a word, unescaped
+                    raise fail("an empty bracket '()' (a bracket as a word must be written "
+                               "-LRB- / -RRB-, e.g. (-LRB- -LRB-))")
+                # preterminal: (TAG word); an empty element (-NONE- *T*-1) is no word
+                if pos + 1 < len(tokens) and tokens[pos] not in "()" and tokens[pos + 1] == ")" and label:
+                    pos += 2
+                    item = None if label == EMPTY_ELEMENT else word(tokens[pos - 2], label)
+                else:
+                    open_nodes.append((label, len(words), []))
+            if item == "open":
+                continue
+            if not open_nodes:
+                return item  # type: ignore[return-value]
+            if item is not None:
+                open_nodes[-1][2].append(item)  # type: ignore[arg-type]
 
     if not tokens[0].startswith("("):
         raise fail("not a tree (it does not open with a bracket)")
@@ -220,13 +231,23 @@ def to_brackets(root: Optional[Node], words: Sequence[str], tags: Optional[Seque
         tag = tags[i] if tags is not None else None
         return f"({tag or ''} {word})"
 
-    def write(node: Union[Node, int]) -> List[str]:
-        if isinstance(node, int):
-            return [leaf(node)]
-        inner = [part for child in node.children for part in write(child)]
-        if not node.label:
-            return inner
-        return [f"({node.label} {' '.join(inner)})"]
+    def write(root: Node) -> List[str]:
+        """The pieces of the brackets, in order, without recursion: a node
+        with a label opens and closes around its children."""
+        out: List[str] = []
+        stack: List[Union[Node, int, str]] = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):  # the close of a labeled node, after its last child
+                out[-1] += item
+            elif isinstance(item, int):
+                out.append(leaf(item))
+            else:
+                if item.label:
+                    out.append(f"({item.label}")
+                    stack.append(")")
+                stack.extend(reversed(item.children))
+        return out
 
     parts: List[str] = []
     covered = (root.start, root.end) if root is not None else (len(words), len(words))
@@ -283,18 +304,19 @@ def _assemble(items: Sequence[Tuple[int, int, str, Optional[str]]], n_words: int
     return top
 
 
-def _fill_words(node: Node) -> None:
-    """Put the words not covered by a child node into `node.children`, in order."""
-    kids: List[Union[Node, int]] = []
-    at = node.start
-    for child in node.children:
-        assert isinstance(child, Node)
-        kids.extend(range(at, child.start))
-        _fill_words(child)
-        kids.append(child)
-        at = child.end
-    kids.extend(range(at, node.end))
-    node.children = kids
+def _fill_words(top: Node) -> None:
+    """Put the words not covered by a child node into each node's
+    `children`, in order (every node below `top` has only nodes as children)."""
+    for node in list(top.nodes()):
+        kids: List[Union[Node, int]] = []
+        at = node.start
+        for child in node.children:
+            assert isinstance(child, Node)
+            kids.extend(range(at, child.start))
+            kids.append(child)
+            at = child.end
+        kids.extend(range(at, node.end))
+        node.children = kids
 
 
 # ------------------------------------------------------------------- the chart
@@ -328,36 +350,41 @@ def tree_to_chart(root: Optional[Node], n_words: int) -> List[Tuple[int, int, Ch
             else:
                 return (CHAIN_SEPARATOR.join(labels), entity), node
 
-    def visit(items: Sequence[Union[Node, int]], label: ChartLabel) -> None:
-        """A span over `items` (consecutive children) with `label`."""
-        if len(items) == 1:
-            item = items[0]
-            if isinstance(item, int):
-                out.append((item, item, label))
-                return
-            inner, bottom = chain_of(item)  # a single item always comes with EMPTY
-            visit_node(bottom, inner)
-            return
-        start = items[0] if isinstance(items[0], int) else items[0].start
-        last = items[-1]
-        end = (last if isinstance(last, int) else last.end - 1)
-        out.append((start, end, label))
-        visit(items[:1], EMPTY)
-        visit(items[1:], EMPTY)
+    def bounds(item: Union[Node, int]) -> Tuple[int, int]:
+        return (item, item) if isinstance(item, int) else (item.start, item.end - 1)
 
-    def visit_node(node: Node, label: ChartLabel) -> None:
-        if len(node.children) == 1:  # a chain ending above a word
-            out.append((node.start, node.end - 1, label))
-            return
-        visit(node.children, label)
+    # Work items: (children, first, last, label), a span over the
+    # consecutive children[first..last]; a stack instead of recursion, and
+    # index ranges instead of slices (a wide node is not copied per level).
+    work: List[Tuple[Sequence[Union[Node, int]], int, int, ChartLabel]] = []
+
+    def run() -> None:
+        while work:
+            items, first, last, label = work.pop()
+            if first == last:
+                item = items[first]
+                if isinstance(item, int):
+                    out.append((item, item, label))
+                    continue
+                inner, bottom = chain_of(item)  # a single item always comes with EMPTY
+                if len(bottom.children) == 1:  # a chain ending above a word
+                    out.append((bottom.start, bottom.end - 1, inner))
+                else:
+                    work.append((bottom.children, 0, len(bottom.children) - 1, inner))
+                continue
+            out.append((bounds(items[first])[0], bounds(items[last])[1], label))
+            work.append((items, first + 1, last, EMPTY))  # popped after the first child's span
+            work.append((items, first, first, EMPTY))
 
     if root is None:
         if n_words:
-            visit(list(range(n_words)), EMPTY)
+            work.append((list(range(n_words)), 0, n_words - 1, EMPTY))
+            run()
         return out
     if (root.start, root.end) != (0, n_words):
         raise TreeFormatError(f"the tree covers words {root.start}..{root.end}, not all {n_words}")
-    visit([root], EMPTY)
+    work.append(([root], 0, 0, EMPTY))
+    run()
     return out
 
 
@@ -379,14 +406,15 @@ def without_entities(root: Optional[Node]) -> Optional[Node]:
     if root is None:
         return None
 
-    def copy(node: Node) -> List[Union[Node, int]]:
+    # Bottom-up without recursion: each node's copy (a list of parts: the
+    # node itself, or its children's parts when it is an entity node) is
+    # made after its children's, in reverse preorder.
+    copies: Dict[int, List[Union[Node, int]]] = {}
+    for node in reversed(list(root.nodes())):
         kids = [part for child in node.children
-                for part in ([child] if isinstance(child, int) else copy(child))]
-        if not node.label:
-            return kids
-        return [Node(node.label, node.start, node.end, kids)]
-
-    parts = copy(root)
+                for part in ([child] if isinstance(child, int) else copies.pop(id(child)))]
+        copies[id(node)] = [Node(node.label, node.start, node.end, kids)] if node.label else kids
+    parts = copies[id(root)]
     if len(parts) == 1 and isinstance(parts[0], Node):
         return parts[0]
     return Node("", root.start, root.end, parts)
