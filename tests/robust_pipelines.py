@@ -66,19 +66,24 @@ def _mst_parser():
     return nlp
 
 
-def _nested_ner():
-    import spacy
+def _nested_examples(nlp):
     from spacy.tokens import Doc
     from spacy.training import Example
     from spacy_struct.convert.spans_jsonl import read_spans_jsonl, sentence_to_doc
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe("nested_ner", config={"model": TINY_SPAN_SCORER})
     examples = []
     for sent in list(read_spans_jsonl(SAMPLE / "sample-nested-train.jsonl"))[:60]:
         ref = sentence_to_doc(sent, nlp.vocab)
         examples.append(Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref))
-    _train(nlp, examples, 2)
+    return examples
+
+
+def _nested_ner():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("nested_ner", config={"model": TINY_SPAN_SCORER})
+    _train(nlp, _nested_examples(nlp), 2)
     return nlp
 
 

@@ -11,6 +11,7 @@ import pytest
 import robust_pipelines
 
 HERE = Path(__file__).resolve().parent
+pytestmark = pytest.mark.filterwarnings("ignore:.*cut into sentences by rule")
 
 
 @pytest.fixture(scope="module")
@@ -104,13 +105,9 @@ def test_joint_parser_trains_and_parses_a_512_token_right_branching_sentence():
 # ---------------------------------------------- sentences and stale trees
 @pytest.fixture(scope="module")
 def joint(pipelines):
-    import warnings
-
     import spacy
 
-    nlp = spacy.load(pipelines["joint_parser"])
-    warnings.simplefilter("ignore")  # the rule-sentence warning
-    return nlp
+    return spacy.load(pipelines["joint_parser"])
 
 
 def test_every_sentence_of_doc_sents_has_a_tree(joint):
@@ -216,3 +213,125 @@ def test_stored_tree_lists_of_unequal_length_are_an_error(joint):
     doc.user_data[USER_DATA_KEY]["labels"].pop()
     with pytest.raises(ValueError, match="lists of unequal length"):
         doc[:]._.labels
+
+
+# ----------------------------------------------------------------- memory
+ROOT = HERE.parent
+
+
+def _peak(case, docs):
+    from tools.bench.memory import run_case
+
+    return run_case(case, docs)
+
+
+def test_second_order_parsing_memory_follows_the_chunk_not_the_batch():
+    """nlp.pipe(batch_size=1000) over docs of 10 sentences of 35 words,
+    each run in a fresh process: the second-order parser's peak stays
+    within 1.5x the first-order one's, and four times the docs in one batch
+    do not raise it by half (it held every (n+1)^3 part array of a batch)."""
+    first = _peak("mst_parser order 1", 400)
+    second = _peak("mst_parser order 2", 400)
+    second_small = _peak("mst_parser order 2", 100)
+    assert second["peak_mb"] <= 1.5 * first["peak_mb"], (first, second)
+    assert second["rise_mb"] <= 1.5 * second_small["rise_mb"] + 50, (second_small, second)
+
+
+def test_a_50000_character_token_stays_under_1_gb_and_is_left_whole():
+    result = _peak("supervised_morph_segmenter, 50,000-character token", 1)
+    assert result["peak_mb"] < 1024, result
+
+
+def test_supervised_segmenter_leaves_long_tokens_whole_with_a_warning(pipelines):
+    import spacy
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(pipelines["supervised_morph_segmenter"], config={
+        "components": {"supervised_morph_segmenter": {"max_word_length": 20}}})
+    long_word = "acgt" * 10
+    with pytest.warns(UserWarning, match=r"1 token\(s\) longer than max_word_length = 20 .* left whole"):
+        doc = nlp(Doc(nlp.vocab, words=["unhappiness", long_word]))
+    assert tuple(doc[1]._.morphs) == (long_word,)
+    assert "".join(doc[0]._.morphs) == "unhappiness"
+
+
+def test_supervised_segmenter_leaves_long_gold_words_out_of_training():
+    import spacy
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("supervised_morph_segmenter", config={"max_word_length": 10, "model": {
+        "@architectures": "spacy_struct.MorphScorer.v1", "char_width": 8, "char_rows": 64, "word_width": 8,
+        "char_context_width": 8, "hidden_width": 8, "lexicon_rows": 64, "dropout": 0.0,
+        "tok2vec": robust_pipelines.TINY_TOK2VEC}})
+    reference = Doc(nlp.vocab, words=["walking", "unbelievableness"])
+    reference[0]._.morphs = ["walk", "ing"]
+    reference[1]._.morphs = ["un", "believ", "able", "ness"]
+    example = Example(Doc(nlp.vocab, words=["walking", "unbelievableness"]), reference)
+    optimizer = nlp.initialize(lambda: [example])
+    nlp.update([example], sgd=optimizer)
+    assert nlp.get_pipe("supervised_morph_segmenter").unrepresentable_gold == 1
+
+
+# ------------------------------------------------------ settings and input
+def test_morph_segmenter_honours_or_warns_about_settings_given_at_load_time(pipelines, tmp_path):
+    import spacy
+
+    path = pipelines["morph_segmenter"]
+    unseen = ["unrewalkingness", "rethinkers", "overbakings"]
+    plain = spacy.load(path)
+    before = [tuple(plain(w)[0]._.morphs) for w in unseen]
+    assert any(len(m) > 1 for m in before), "the fixture segments some unseen word"
+    with pytest.warns(UserWarning, match=r"max_length = 3, min_stem = 1 .* apply to the words the lexicon does not hold"):
+        capped = spacy.load(path, config={"components": {"morph_segmenter": {"max_length": 3, "min_stem": 1}}})
+    assert [tuple(capped(w)[0]._.morphs) for w in unseen] == [(w,) for w in unseen]  # longer words stay whole
+    with pytest.warns(UserWarning, match=r"n_tags = 7 in the config, but the lexicon was learned with n_tags = 5"):
+        spacy.load(path, config={"components": {"morph_segmenter": {"n_tags": 7}}})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spacy.load(path)  # no setting changed: no warning
+        plain.to_disk(tmp_path / "again")
+        spacy.load(tmp_path / "again")
+
+
+def test_extra_text_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
+    import spacy
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morph_segmenter", config={"sweeps": 1, "verbose": False, "tune_priors": False})
+    text = tmp_path / "latin1.txt"
+    text.write_bytes("walking talks\nna\u00efve caf\u00e9s\n".encode("latin1"))
+    example = Example(Doc(nlp.vocab, words=["walking"]), Doc(nlp.vocab, words=["walking"]))
+    with pytest.raises(ValueError, match=r"morph_segmenter: extra_text .*latin1.txt' is not UTF-8 text: byte 16 \(line 2\)"):
+        nlp.get_pipe("morph_segmenter").initialize(lambda: [example], nlp=nlp, extra_text=[str(text)])
+
+
+def test_a_blown_up_learn_rate_raises_a_divergence_error_through_the_python_api():
+    import spacy
+    from thinc.api import Adam
+
+    from spacy_struct.pipeline.base import TrainingDivergedError
+
+    nlp = robust_pipelines._nested_ner()
+    examples = robust_pipelines._nested_examples(nlp)
+    optimizer = Adam(learn_rate=1e6, grad_clip=0)
+    with pytest.raises(TrainingDivergedError, match="training diverged"):
+        for _ in range(30):
+            nlp.update(examples[:16], sgd=optimizer)
+
+
+def test_a_second_order_cut_below_the_setting_says_why(pipelines):
+    import spacy
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(pipelines["mst_parser"])
+    parser = nlp.get_pipe("mst_parser")
+    assert parser.order == 2 and parser.cfg["max_sentence_length"] > 200
+    words = ["cells"] * 250
+    with pytest.warns(UserWarning, match=r"longer than 200 tokens .*the config asks for 512, but a second-order model"):
+        parser(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 249))

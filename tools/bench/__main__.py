@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
+python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
 python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
@@ -132,6 +133,10 @@ def main(argv=None) -> int:
                    help="a morph_segmenter setting other than its default, e.g. max_suffixes=4 (repeatable)")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = measurement("memory", help="peak memory of a large nlp.pipe, each case in a fresh process")
+    p.add_argument("--docs", type=int, default=400)
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="memory")
     p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
     p.add_argument("output", type=Path, help="directory to write the pipeline (and its training time) to")
     p.add_argument("pipelines", nargs="+", type=Path)
@@ -165,6 +170,15 @@ def main(argv=None) -> int:
         from .joint import write_trees
 
         print(f"{write_trees(args.input, args.output)} trees -> {args.output}")
+        return 0
+    if args.what == "memory":
+        from . import memory
+
+        results = memory.evaluate(args.docs)
+        text = memory.format_table(results, args.docs) + f"\n\n{memory.about(args.docs)} {machine_line()}\n"
+        print(text)
+        if args.output:
+            write_results(args.output, args.section, text)
         return 0
     if args.what == "segment-probe":
         from .segment_probe import probe

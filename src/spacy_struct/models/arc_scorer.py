@@ -24,6 +24,7 @@ a transition parser reads off its stack and buffer.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import List, Optional
@@ -54,13 +55,14 @@ class ParseScores:
     edge labeler combines for the arcs of a tree. A second-order scorer also
     gives `siblings[i]`, the (n+1)^3 scores of an arc h -> m with previous
     sibling s, `siblings[i][h, s, m]`, added to `arcs[i][h, m]` to make the
-    part scores of `structs.siblings`.
+    part scores of `structs.siblings` (at prediction a `LazySiblingScores`,
+    which makes each when it is read).
     """
 
     arcs: List[np.ndarray]
     label_dep: List[np.ndarray]
     label_head: List[np.ndarray]
-    siblings: Optional[List[np.ndarray]] = None
+    siblings: Optional[Sequence] = None
 
 
 @lru_cache(maxsize=512)
@@ -186,7 +188,13 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         label_dep.append(lab_dep[lo:hi])
         label_head.append(lab_head[lo:hi])
         if sw:
-            siblings.append(sibling_scores(act[lo:hi, sib:], v))
+            siblings.append(act[lo:hi, sib:])
+    if sw and not is_train:
+        # at prediction the (n+1)^3 arrays are made per sentence when the
+        # decoder asks for them, so memory follows the sentence, not the batch
+        siblings = LazySiblingScores(siblings, v)
+    elif sw:
+        siblings = [sibling_scores(views, v) for views in siblings]
 
     def backprop(d_scores: ParseScores) -> List[Floats2d]:
         d_act = np.zeros_like(act)
@@ -222,6 +230,23 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         return d_sents
 
     return ParseScores(arcs, label_dep, label_head, siblings), backprop
+
+
+class LazySiblingScores(Sequence):
+    """The sibling scores of a batch's sentences, each (n+1)^3 array made
+    from the sentence's views when it is read: a batch of 4,000 sentences of
+    35 words would hold 750 MB of them at once."""
+
+    def __init__(self, views: List[np.ndarray], v: np.ndarray) -> None:
+        self.views, self.v = views, v
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return LazySiblingScores(self.views[i], self.v)
+        return sibling_scores(self.views[i], self.v)
 
 
 def sibling_scores(views: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -19,6 +19,10 @@ class SentenceBatch:
         """Number of words of each sentence."""
         return [end - start for _, start, end in self.sents]
 
+    def subset(self, first: int, last: int) -> "SentenceBatch":
+        """Sentences first..last - 1 (the same docs, so doc indices hold)."""
+        return SentenceBatch(self.docs, self.sents[first:last])
+
 
 def with_root(sent_vecs: List[np.ndarray], root: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Stack [root; the sentence's vectors] for every sentence.

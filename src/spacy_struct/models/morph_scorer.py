@@ -55,6 +55,10 @@ context_width = 0
 dropout = 0.2
 """)
 
+#: the model attribute holding the longest word (in characters) given piece
+#: scores; a longer word's output is None (its owner leaves it whole). The
+#: component sets it from its max_word_length setting; 0: no limit.
+MAX_WORD_LENGTH_ATTR = "max_word_length"
 #: pieces longer than this share the last length bias
 MAX_LENGTH_BUCKET = 16
 _BEGIN, _END = 0, 1  # the marker rows of the character table
@@ -145,7 +149,8 @@ def build_morph_scorer(
     dropout: the scorer's own rate, on the LSTMs' inputs and the views.
     RETURNS: a Model from a SentenceBatch to one (m+1, m+1) float32 array per
         token of every sentence in order, [i, j] the score of the piece
-        [i, j) of its characters, 0 where j <= i. Ref "output" (the layer
+        [i, j) of its characters, 0 where j <= i; None for a token longer
+        than the model's MAX_WORD_LENGTH_ATTR attribute. Ref "output" (the layer
         that holds nO, always 1: one kind of piece) and "tok2vec".
     """
     for name, value in (("char_width", char_width), ("word_width", word_width),
@@ -170,7 +175,7 @@ def build_morph_scorer(
         dims={"nO": None, "hidden_width": hidden_width, "char_width": char_width,
               "char_rows": char_rows, "word_width": word_width, "lexicon_rows": lexicon_rows},
         params=params,
-        attrs={SCORER_DROPOUT: dropout},
+        attrs={SCORER_DROPOUT: dropout, MAX_WORD_LENGTH_ATTR: 0},
     )
     model.set_ref("encoder", encoder)
     model.set_ref("characters", chars)
@@ -243,7 +248,10 @@ def _forward(model: Model, batch: SentenceBatch, is_train: bool):
 
     outputs: List[Optional[np.ndarray]] = [None] * len(texts)
     groups: Dict[int, np.ndarray] = {}
+    longest = model.attrs.get(MAX_WORD_LENGTH_ATTR) or 0
     for m in np.unique(lengths).tolist():
+        if longest and m > longest:
+            continue  # no (m+1)^2 scores: the output stays None
         words = np.flatnonzero(lengths == m)
         rows_g = b_starts[words][:, None] + np.arange(m + 1)[None, :]       # (k, m+1)
         S = np.matmul(SU[rows_g], E1[rows_g].transpose(0, 2, 1))            # (k, m+1, m+1)

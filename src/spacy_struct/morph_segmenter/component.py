@@ -17,7 +17,9 @@ saw; no sampling.
 
 import sys
 import time
+import warnings
 from collections import Counter
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -52,6 +54,9 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "verbose": True,
 }
 #: version of the saved lexicon's layout (2 added `short_affixes`)
+#: the settings that decide how a word the lexicon does not hold is
+#: segmented, which a config given at load time may change
+NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes")
 LEXICON_FORMAT = 2
 #: the layouts this version reads: 1 is read with the constraint it had
 #: then (`short_affixes` true, the default)
@@ -159,6 +164,10 @@ class MorphSegmenter(Pipe):
         settings = settings or MorphSettings()
         settings.check(name)
         self.model = MorphModel(settings)
+        #: the settings the component was configured with (the model's may
+        #: differ: tune_priors chooses some); saved beside the lexicon, so a
+        #: setting given at load time is told from the saved configuration
+        self.configured = settings
         self.clamp_gold = bool(clamp_gold)
         self.tune_priors = bool(tune_priors)
         self.verbose = bool(verbose)
@@ -269,8 +278,17 @@ class MorphSegmenter(Pipe):
             return [s for doc in DocBin().from_disk(path).get_docs(self.vocab) for s in _sentences(doc)]
         if nlp is None:
             raise ValueError(f"{self.name}: plain-text extra_text needs the pipeline's tokenizer (nlp)")
-        with open(path, encoding="utf8") as f:
-            return [[t.text for t in nlp.make_doc(line.strip()) if not t.is_space] for line in f if line.strip()]
+        try:
+            with open(path, encoding="utf8") as f:
+                lines = f.readlines()
+        except UnicodeDecodeError as err:
+            line = path.read_bytes()[:err.start].count(b"\n") + 1
+            raise ValueError(
+                f"{self.name}: extra_text {str(path)!r} is not UTF-8 text: byte {err.start} (line "
+                f"{line}) is {err.object[err.start:err.start + 1]!r}; convert it to UTF-8 (e.g. "
+                f"iconv -f latin1 -t utf8)"
+            ) from None
+        return [[t.text for t in nlp.make_doc(line.strip()) if not t.is_space] for line in lines if line.strip()]
 
     # ---------------------------------------------------------- predicting
     def __call__(self, doc: Doc) -> Doc:
@@ -283,7 +301,8 @@ class MorphSegmenter(Pipe):
 
     # --------------------------------------------------------- serializing
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return srsly.msgpack_dumps({"format": LEXICON_FORMAT, **self.model.to_dict()})
+        return srsly.msgpack_dumps({"format": LEXICON_FORMAT, **self.model.to_dict(),
+                                    "configured": asdict(self.configured)})
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "MorphSegmenter":
         try:
@@ -297,8 +316,40 @@ class MorphSegmenter(Pipe):
         if data.get("format") not in READABLE_LEXICON_FORMATS:
             raise ValueError(f"{self.name}: the saved lexicon has format {data.get('format')}, "
                              f"this version reads {list(READABLE_LEXICON_FORMATS)}; initialize it again")
-        self.model = MorphModel.from_dict(data)
+        model = MorphModel.from_dict(data)
+        self._apply_load_time_settings(model, data.get("configured"))
+        self.model = model
         return self
+
+    def _apply_load_time_settings(self, model: MorphModel, saved_configured: Optional[dict]) -> None:
+        """Settings given at load time (the config differs from the one the
+        lexicon was saved with): those that shape how a word never seen is
+        segmented (NEW_WORD_SETTINGS) apply to such words, with a warning
+        that the learned words keep theirs; the others shaped the sampled
+        model, which only initializing again changes: kept, with a warning."""
+        plain = lambda settings: srsly.msgpack_loads(srsly.msgpack_dumps(asdict(settings)))  # as saved
+        now = plain(self.configured)
+        before = saved_configured or plain(model.settings)
+        changed = [key for key in now if key in before and now[key] != before[key]]
+        new_word = [key for key in changed if key in NEW_WORD_SETTINGS]
+        fixed = [key for key in changed if key not in NEW_WORD_SETTINGS]
+        if new_word:
+            model.settings = replace(model.settings, **{key: now[key] for key in new_word})
+            model.settings.check(self.name)
+            warnings.warn(
+                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in new_word)
+                + f" (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in new_word)
+                + f") apply to the words the lexicon does not hold; its {len(model.forms):,} learned "
+                f"words keep their segmentation. Initialize again to learn under them"
+            )
+        if fixed:
+            warnings.warn(
+                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in fixed)
+                + f" in the config, but the lexicon was learned with "
+                + ", ".join(f"{key} = {before[key]!r}" for key in fixed)
+                + ", which it keeps: these settings shape the sampled model and only "
+                f"initializing again changes them"
+            )
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
         path = Path(path)

@@ -151,7 +151,10 @@ def write_morphs(doc: Doc, segmentations: Dict[int, object]) -> None:
         if morphs is None:
             rows[token.i] = None
             continue
-        check_morphs(token.text, morphs, f"token {token.i} {token.text!r} of the doc {text_preview(doc.text)}")
+        try:
+            check_morphs(token.text, morphs, f"token {token.i} {token.text!r}")
+        except MorphsError as err:  # the doc is named only here: doc.text costs its length
+            raise MorphsError(f"{err} (in the doc {text_preview(doc.text)})") from None
         if not isinstance(morphs, Morphs):
             morphs = Morphs(morphs)
         rows[token.i] = [list(morphs.cuts), morphs.stem_index, -1 if morphs.tag is None else morphs.tag]

@@ -25,6 +25,7 @@ it (stem: the longest morph; no tag), so the two are interchangeable.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -34,13 +35,13 @@ from spacy.training import Example
 from thinc.api import Model
 
 from ..models import SentenceBatch
-from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL
+from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL, MAX_WORD_LENGTH_ATTR, token_texts
 from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.partitions import Partitions
 from .morphs import Morphs, doc_morphs, write_morphs
 
 #: the component's own settings and their defaults (beside SHARED_DEFAULTS)
-SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0}
+SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0, "max_word_length": 128}
 #: the one kind of piece the component predicts: its label set
 MORPH_LABEL = "MORPH"
 
@@ -63,6 +64,7 @@ def make_supervised_morph_segmenter(
     name: str,
     model: Model,
     max_morph_length: int,
+    max_word_length: int,
     loss: str,
     margin_cost: float,
     max_unsegmented_length: int,
@@ -73,6 +75,11 @@ def make_supervised_morph_segmenter(
 
     max_morph_length: the longest morph considered, in characters, for
         speed on long tokens; 0 for any length.
+    max_word_length: tokens longer than this many characters stay whole
+        (one morph), with a warning, and their gold is left out of training:
+        a word's piece scores take (m+1)^2 floats, so a DNA sequence or a
+        base64 blob of 50,000 characters would take gigabytes. The longest
+        SIGMORPHON 2022 word has 59 characters.
     loss: "crf" (the default: the likelihood of the gold segmentation among
         all of the word's) or "margin" (structured hinge, `margin_cost` per
         wrong cut decision); any registered loss defined on partitions.
@@ -81,7 +88,7 @@ def make_supervised_morph_segmenter(
         (spacy_struct/pipeline/sentences.py).
     """
     return SupervisedMorphSegmenter(
-        nlp.vocab, model, name, max_morph_length=max_morph_length, loss=loss,
+        nlp.vocab, model, name, max_morph_length=max_morph_length, max_word_length=max_word_length, loss=loss,
         margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
         max_sentence_length=max_sentence_length, scorer=scorer,
     )
@@ -98,11 +105,30 @@ class SupervisedMorphSegmenter(StructuredComponent):
     rule_sentences = False
     own_defaults = SUPERVISED_DEFAULTS
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._warned_long_words = False
+
+    def _limit_word_length(self) -> None:
+        """Tell the scorer the setting (MorphScorer.v1 makes no piece scores
+        for longer words). Set before each use, not once: loading a saved
+        model restores its attributes, and the setting may be given at load."""
+        self.model.attrs[MAX_WORD_LENGTH_ATTR] = self.cfg["max_word_length"]
+
+    def update(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, float]:
+        """As `StructuredComponent.update`, under the max_word_length in force."""
+        self._limit_word_length()
+        return super().update(examples, **kwargs)
+
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
-        """max_morph_length is an int >= 0; the loss is defined on partitions."""
+        """max_morph_length is an int >= 0, max_word_length one >= 1; the
+        loss is defined on partitions."""
         limit = settings["max_morph_length"]
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValueError(f"{name}: max_morph_length must be 0 (any) or positive, got {limit!r}")
+        limit = settings["max_word_length"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"{name}: max_word_length must be a positive integer, got {limit!r}")
         if settings["loss"] in ("local", "multilabel_margin"):
             raise ValueError(
                 f"{name}: loss {settings['loss']!r} is not defined for segmentations "
@@ -130,10 +156,32 @@ class SupervisedMorphSegmenter(StructuredComponent):
         RETURNS: (the SentenceBatch, the cuts of each token of its
             sentences in order, an int64 array per token).
         """
+        self._limit_word_length()
         _, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, []
-        return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
+        scored = [i for i, s in enumerate(scores) if s is not None]
+        if len(scored) < len(scores):
+            self._warn_long_words(batch, scores)
+        cuts: List[Optional[np.ndarray]] = [None] * len(scores)
+        for i, found in zip(scored, self.structure.argmax([scores[i].astype(np.float64) for i in scored])):
+            cuts[i] = found
+        return batch, cuts
+
+    def _warn_long_words(self, batch: SentenceBatch, scores: List[Optional[np.ndarray]]) -> None:
+        """Warn once that tokens over max_word_length are left whole."""
+        if self._warned_long_words:
+            return
+        self._warned_long_words = True
+        texts = token_texts(batch)
+        long_words = [texts[i] for i, s in enumerate(scores) if s is None]
+        first = long_words[0]
+        warnings.warn(
+            f"{self.name}: {len(long_words)} token(s) longer than max_word_length = "
+            f"{self.cfg['max_word_length']} characters are left whole (first: {first[:40]!r}"
+            f"{'...' if len(first) > 40 else ''}, {len(first):,} characters); raise max_word_length to "
+            f"segment them (a word's piece scores take (m+1)^2 floats)"
+        )
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write `token._.morphs` on every token (whitespace and tokens
@@ -149,7 +197,7 @@ class SupervisedMorphSegmenter(StructuredComponent):
         for d, start, end in batch.sents:
             for t in range(start, end):
                 token = docs[d][t]
-                if not token.is_space:
+                if not token.is_space and cuts[at] is not None:
                     found[d][t] = Morphs.from_cuts(token.text, cuts[at].tolist())
                 at += 1
         for doc, segmented in zip(docs, found):
@@ -174,6 +222,13 @@ class SupervisedMorphSegmenter(StructuredComponent):
                 elif any(reference[j] is not None for j in aligned):
                     self.count_misaligned("morphs")
             cuts = None if morphs is None or token.is_space else np.array(morphs.cuts, np.int64)
+            if cuts is not None and len(token.text) > self.cfg["max_word_length"]:
+                self.count_unrepresentable(
+                    f"gold words longer than max_word_length = {self.cfg['max_word_length']} "
+                    f"characters are left out of training, as the component leaves them whole "
+                    f"(first: {token.text[:40]!r} in example {index}); raise max_word_length to keep them"
+                )
+                cuts = None
             if cuts is not None and not self._representable(token.text, cuts):
                 self.count_unrepresentable(
                     f"gold words with a morph longer than max_morph_length = "
@@ -199,7 +254,7 @@ class SupervisedMorphSegmenter(StructuredComponent):
         of every word's scores (zero for words without gold), per gold word."""
         flat = [cuts for sentence in golds for cuts in sentence]
         kept = [i for i, cuts in enumerate(flat) if cuts is not None]
-        grads = [np.zeros_like(s) for s in scores]
+        grads = [None if s is None else np.zeros_like(s) for s in scores]
         if not kept:
             return 0.0, grads
         loss, kept_grads = self.structure_loss(

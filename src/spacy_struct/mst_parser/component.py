@@ -53,6 +53,8 @@ sibling_width = 100
 #: the longest sentence a second-order model decodes whole: its parts take
 #: (n+1)^3 floats, 65 MB per array at 200 words
 SECOND_ORDER_MAX_LENGTH = 200
+#: parts a second-order model decodes at once (4M: 32 MB per float64 copy)
+DECODE_CHUNK_PARTS = 1 << 22
 
 #: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
 MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False, "loss": "margin"}
@@ -149,6 +151,15 @@ class MSTParser(StructuredComponent):
             return min(self.cfg["max_sentence_length"], SECOND_ORDER_MAX_LENGTH)
         return self.cfg["max_sentence_length"]
 
+    @property
+    def sentence_length_note(self) -> str:
+        """Says why a second-order model cuts below the setting."""
+        if self.max_sentence_length < self.cfg["max_sentence_length"]:
+            return (f"; the config asks for {self.cfg['max_sentence_length']}, but a second-order "
+                    f"model decodes at most {SECOND_ORDER_MAX_LENGTH} tokens at once: its parts take "
+                    f"(n+1)^3 floats, 65 MB per array at 200 words")
+        return ""
+
     def check_loaded_settings(self, saved: Dict[str, Any]) -> None:
         """A model trained with one root per sentence decoded with several:
         its root scores were learned only against each other (every
@@ -186,6 +197,27 @@ class MSTParser(StructuredComponent):
             return arcs
         return [A[:, None, :] + np.asarray(B, dtype=np.float64) for A, B in zip(arcs, scores.siblings)]
 
+    def decode(self, batch: SentenceBatch, scores: ParseScores) -> List[np.ndarray]:
+        """The best tree of every sentence of the batch: heads (n+1, -1 at
+        the root). A second-order model's part arrays ((n+1)^3 floats each)
+        are made and decoded a chunk of sentences at a time, at most
+        DECODE_CHUNK_PARTS parts, so memory follows the chunk, not the batch."""
+        if scores.siblings is None:
+            return self.structure.argmax(self.tree_scores(batch, scores))
+        heads: List[np.ndarray] = []
+        sizes = [(end - start + 1) ** 3 for _, start, end in batch.sents]
+        first = 0
+        while first < len(sizes):
+            last, total = first, 0
+            while last < len(sizes) and (last == first or total + sizes[last] <= DECODE_CHUNK_PARTS):
+                total += sizes[last]
+                last += 1
+            chunk = ParseScores(scores.arcs[first:last], scores.label_dep[first:last],
+                                scores.label_head[first:last], scores.siblings[first:last])
+            heads.extend(self.structure.argmax(self.tree_scores(batch.subset(first, last), chunk)))
+            first = last
+        return heads
+
     @property
     def _needs_tags(self) -> bool:
         return bool(self.model.attrs.get("needs_tags", False))
@@ -208,7 +240,7 @@ class MSTParser(StructuredComponent):
         docs, batch, scores = self.score_docs(docs)
         if scores is None:
             return batch, [], []
-        heads = self.structure.argmax(self.tree_scores(batch, scores))
+        heads = self.decode(batch, scores)
         label_scores = self.model.get_ref("labeler").predict(
             (scores.label_dep, scores.label_head, heads)
         )

@@ -28,12 +28,13 @@ in `initialize`) is a plain spaCy `Pipe` and takes from here what fits.
 import warnings
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
+from spacy.util import minibatch
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer, set_dropout_rate
@@ -55,6 +56,11 @@ SHARED_DEFAULTS: Dict[str, Any] = {
     "max_unsegmented_length": 200,
     "max_sentence_length": 512,
 }
+
+
+#: a score no healthy model reaches (they stay within a few hundred): past
+#: it the updates have blown the weights up, even while the loss is finite
+MAX_SANE_SCORE = 1e6
 
 
 class TrainingDivergedError(FloatingPointError, ValueError):
@@ -101,6 +107,12 @@ class SentenceBatching:
         where a component's structure costs more than n x n memory."""
         return self.cfg["max_sentence_length"]
 
+    @property
+    def sentence_length_note(self) -> str:
+        """Why `max_sentence_length` in force is below the setting ("" when
+        it is the setting), for the warning when a sentence is cut."""
+        return ""
+
     def sentence_ranges(self, doc: Doc) -> List[Range]:
         """The [start, end) token ranges of `doc` that get one structure each:
         its sentences, or sentences by rule when it has no boundaries (with a
@@ -114,8 +126,8 @@ class SentenceBatching:
             self._warned_long_sentences = True
             warnings.warn(
                 f"{getattr(self, 'name', type(self).__name__)}: a sentence longer than "
-                f"{self.max_sentence_length} tokens (the max_sentence_length in force) is cut "
-                f"into pieces, each decoded as a sentence of its own",
+                f"{self.max_sentence_length} tokens (the max_sentence_length in force"
+                f"{self.sentence_length_note}) is cut into pieces, each decoded as a sentence of its own",
                 stacklevel=3,
             )
         if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
@@ -438,6 +450,26 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         )
 
     # ----------------------------------------------------------- predicting
+    #: the most words `pipe` predicts for at once: nlp.pipe's batch_size
+    #: counts docs, and the scorer's activations (a few thousand floats per
+    #: word) of 1,000 long docs would take gigabytes
+    predict_batch_words = 10_000
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Annotate a stream of docs, as spaCy's `TrainablePipe.pipe`, but
+        each batch of `batch_size` docs is predicted in pieces of at most
+        `predict_batch_words` words (a longer doc alone), so memory is
+        bounded whatever the batch size. The output is the same.
+        """
+        error_handler = self.get_error_handler()
+        for docs in minibatch(stream, size=batch_size):
+            for piece in word_bounded(docs, self.predict_batch_words):
+                try:
+                    self.set_annotations(piece, self.predict(piece))
+                    yield from piece
+                except Exception as err:
+                    error_handler(self.name, self, piece, err)
+
     def score_docs(self, docs: Iterable[Doc]) -> Tuple[List[Doc], SentenceBatch, Any]:
         """Run the scorer over the sentences of `docs`, as `predict` starts.
 
@@ -478,6 +510,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         for S in scores:
             if np.isnan(S).any() or np.isposinf(S).any():
                 raise self.diverged("the scorer's output contains NaN or infinity")
+            finite = S[np.isfinite(S)]
+            if finite.size and np.abs(finite).max() > MAX_SANE_SCORE:
+                raise self.diverged(f"the scorer's output reached {np.abs(finite).max():.3g}")
 
     def diverged(self, what: str) -> "TrainingDivergedError":
         """The error for a training run whose numbers have blown up."""
@@ -581,6 +616,21 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         self.model.initialize(X=self.make_batch(
             [eg.predicted for eg in sample], [self.training_ranges(eg) for eg in sample]
         ))
+
+
+def word_bounded(docs: Sequence[Doc], max_words: int) -> Iterator[List[Doc]]:
+    """`docs` in order, in consecutive groups of at most `max_words` words
+    (a doc longer than that alone)."""
+    group: List[Doc] = []
+    words = 0
+    for doc in docs:
+        if group and words + len(doc) > max_words:
+            yield group
+            group, words = [], 0
+        group.append(doc)
+        words += len(doc)
+    if group:
+        yield group
 
 
 def missing_spans_message(reference: Doc, key: str, alternative: str = "") -> str:
