@@ -130,6 +130,19 @@ def test_every_sentence_of_doc_sents_has_a_tree(joint):
     assert len(list(doc.sents)) == 2 and all(sent._.labels for sent in doc.sents)
 
 
+def test_a_dependency_parsed_doc_is_parsed_in_its_own_sentences(joint):
+    """spaCy forbids changing the sentences of a dependency-parsed doc, so
+    the trees follow them: a sentence of whitespace alone gets its own."""
+    from spacy.tokens import Doc
+
+    doc = Doc(joint.vocab, words=["\n\n", "Hello", "there", "."], spaces=[False, True, False, False],
+              heads=[0, 3, 3, 3], deps=["dep", "intj", "advmod", "ROOT"])
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 1), (1, 4)]
+    doc = joint.get_pipe("joint_parser")(doc)
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 1), (1, 4)]
+    assert all(sent._.labels for sent in doc.sents)
+
+
 def test_a_one_word_sentence_gets_a_phrase_label(joint):
     """The whole sentence always carries a phrase label, never an entity
     alone (which would leave sent._.labels empty)."""
@@ -207,12 +220,18 @@ def test_a_tree_over_part_of_a_training_sentence_is_an_error(joint):
 
 
 def test_stored_tree_lists_of_unequal_length_are_an_error(joint):
+    from spacy_struct.joint_parser import set_parse
     from spacy_struct.joint_parser.constituents import USER_DATA_KEY
 
     doc = joint("The dog barked.")
     doc.user_data[USER_DATA_KEY]["labels"].pop()
     with pytest.raises(ValueError, match="lists of unequal length"):
         doc[:]._.labels
+    example = _joint_example(joint, "The dog barked .".split())
+    set_parse(example.reference, "(S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .))")
+    example.reference.user_data[USER_DATA_KEY]["starts"].pop()
+    with pytest.raises(ValueError, match=r"example 0 .*its gold trees cannot be read: .*lists of unequal length"):
+        joint.update([example])
 
 
 # ----------------------------------------------------------------- memory
@@ -297,6 +316,26 @@ def test_morph_segmenter_honours_or_warns_about_settings_given_at_load_time(pipe
         spacy.load(tmp_path / "again")
 
 
+def test_a_lexicon_saved_before_its_configuration_was_kept_loads_as_it_did(pipelines):
+    """Format 2 lexicons have no configured settings beside the learned ones
+    (which hold what tune_priors chose): the learned ones stay in force,
+    without a warning, whatever the config says."""
+    import warnings
+
+    import spacy
+    import srsly
+
+    nlp = spacy.load(pipelines["morph_segmenter"])
+    saved = srsly.msgpack_loads(nlp.get_pipe("morph_segmenter").to_bytes())
+    del saved["configured"]
+    saved["format"] = 2
+    saved["settings"]["min_stem"] = 2  # as tune_priors may have chosen
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(srsly.msgpack_dumps(saved))
+    assert pipe.model.settings.min_stem == 2
+
+
 def test_extra_text_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
     import spacy
     from spacy.tokens import Doc
@@ -305,9 +344,9 @@ def test_extra_text_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("morph_segmenter", config={"sweeps": 1, "verbose": False, "tune_priors": False})
     text = tmp_path / "latin1.txt"
-    text.write_bytes("walking talks\nna\u00efve caf\u00e9s\n".encode("latin1"))
+    text.write_bytes(("walking talks\n" * 20_000 + "na\u00efve caf\u00e9s\n").encode("latin1"))
     example = Example(Doc(nlp.vocab, words=["walking"]), Doc(nlp.vocab, words=["walking"]))
-    with pytest.raises(ValueError, match=r"morph_segmenter: extra_text .*latin1.txt' is not UTF-8 text: byte 16 \(line 2\)"):
+    with pytest.raises(ValueError, match=r"morph_segmenter: extra_text .*latin1.txt' is not UTF-8 text: byte 280002 \(line 20001\)"):
         nlp.get_pipe("morph_segmenter").initialize(lambda: [example], nlp=nlp, extra_text=[str(text)])
 
 

@@ -41,6 +41,7 @@ from thinc.api import Model
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config, missing_spans_message, non_negative_number
+from ..pipeline.sentences import cap_ranges
 from ..structs.spans import SpanTrees, outermost
 from .constituents import brackets, has_trees, tree_nodes, tree_of, tree_ranges, write_nodes
 from .entity_loss import EntityColumns
@@ -191,6 +192,15 @@ class JointParser(StructuredComponent):
         "reference docs with spacy_struct.joint_parser.set_parse"
     )
 
+    def sentence_ranges(self, doc: Doc):
+        """As `StructuredComponent.sentence_ranges`, but a dependency-parsed
+        doc, whose sentences cannot be changed, is parsed in exactly its
+        sentences (a sentence of whitespace alone too; one longer than
+        `max_sentence_length` still in pieces), so each has its tree."""
+        if not doc.has_annotation("DEP") or not len(doc):
+            return super().sentence_ranges(doc)
+        return cap_ranges(doc, [(sent.start, sent.end) for sent in doc.sents], self.max_sentence_length)
+
     # ------------------------------------------------------------- predicting
     def predict(self, docs: Iterable[Doc]):
         """Find the tree of every sentence of the docs without changing them.
@@ -235,8 +245,9 @@ class JointParser(StructuredComponent):
         of whitespace alone (a text ending in a newline, a senter's blank
         line) joins the sentence before it and one over
         `max_sentence_length` is cut. A doc already dependency-parsed keeps
-        the sentences of its parse (spaCy forbids changing them), which the
-        ranges came from.
+        the sentences of its parse (spaCy forbids changing them): it is
+        parsed in exactly those (`sentence_ranges`), only one longer than
+        `max_sentence_length` in pieces, whose span then holds several trees.
 
         docs: the docs that were parsed.
         predictions: what `predict` returned for them.
@@ -295,7 +306,10 @@ class JointParser(StructuredComponent):
                 f"{ref[s:e].text!r} in example {index})"
             )
         entities = [item for item in entities if item not in edge_on_space]
-        stored_trees = tree_ranges(ref)
+        try:
+            stored_trees = tree_ranges(ref)
+        except ValueError as err:
+            raise self.gold_error(index, eg, f"its gold trees cannot be read: {err}") from None
         for start, end in ranges:
             cut = next(((s, e, l) for s, e, l in brackets(ref) if s < start < e or s < end < e), None)
             if cut is not None:

@@ -77,13 +77,15 @@ def _stored(doc: Doc) -> Optional[Dict[str, list]]:
         raise ValueError(f"{where} have lists of unequal length ({sizes}): they were written by hand "
                          f"or damaged; put trees on with set_parse")
     written = (data.get("n_tokens"), data.get("n_chars"))
-    if written != (None, None) and tuple(written) != _fingerprint(doc):
-        raise ValueError(
-            f"{where} were written for a doc of {written[0]} tokens and {written[1]} characters; "
-            f"this one has {_fingerprint(doc)[0]} and {_fingerprint(doc)[1]}: it was cut "
-            f"(Span.as_doc), retokenized or changed after they were set. Parse it again"
-        )
-    if data["ends"] and max(data["ends"]) > len(doc):
+    if written != (None, None):
+        if tuple(written) != _fingerprint(doc):
+            raise ValueError(
+                f"{where} were written for a doc of {written[0]} tokens and {written[1]} characters; "
+                f"this one has {_fingerprint(doc)[0]} and {_fingerprint(doc)[1]}: it was cut "
+                f"(Span.as_doc), retokenized or changed after they were set. Parse it again (or "
+                f"put the gold tree on again with set_parse)"
+            )
+    elif data["ends"] and max(data["ends"]) > len(doc):  # trees stored without the counts (older files)
         raise ValueError(f"{where} reach token {max(data['ends']) - 1}, past the doc's {len(doc)} tokens")
     return data
 
@@ -251,7 +253,12 @@ def _position(span: Span) -> int:
         if ends[k] == span.end:
             return k
         k += 1
-    raise NonConstituentError(f"span {span.text!r} (tokens {span.start}..{span.end - 1}) is not a constituent")
+    inside = [(s, e) for s, e in tree_ranges(span.doc) if span.start <= s and e <= span.end]
+    pieces = (f": it holds {len(inside)} trees, parsed apart (a sentence longer than max_sentence_length "
+              f"is parsed in pieces; a dependency-parsed doc keeps its own sentences)"
+              if len(inside) > 1 and (inside[0][0], inside[-1][1]) == (span.start, span.end) else "")
+    raise NonConstituentError(
+        f"span {span.text!r} (tokens {span.start}..{span.end - 1}) is not a constituent{pieces}")
 
 
 def get_labels(span: Span) -> Tuple[str, ...]:

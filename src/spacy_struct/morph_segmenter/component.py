@@ -53,14 +53,16 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
-#: version of the saved lexicon's layout (2 added `short_affixes`)
 #: the settings that decide how a word the lexicon does not hold is
 #: segmented, which a config given at load time may change
 NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes")
-LEXICON_FORMAT = 2
+#: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
+#: configured settings beside the learned ones, so a setting given at load
+#: time is told from what tune_priors chose)
+LEXICON_FORMAT = 3
 #: the layouts this version reads: 1 is read with the constraint it had
 #: then (`short_affixes` true, the default)
-READABLE_LEXICON_FORMATS = (1, 2)
+READABLE_LEXICON_FORMATS = (1, 2, 3)
 
 
 @Language.factory(
@@ -278,11 +280,11 @@ class MorphSegmenter(Pipe):
             return [s for doc in DocBin().from_disk(path).get_docs(self.vocab) for s in _sentences(doc)]
         if nlp is None:
             raise ValueError(f"{self.name}: plain-text extra_text needs the pipeline's tokenizer (nlp)")
+        data = path.read_bytes()
         try:
-            with open(path, encoding="utf8") as f:
-                lines = f.readlines()
-        except UnicodeDecodeError as err:
-            line = path.read_bytes()[:err.start].count(b"\n") + 1
+            lines = data.decode("utf8").splitlines()
+        except UnicodeDecodeError as err:  # err.start is an offset in the whole file
+            line = data[:err.start].count(b"\n") + 1
             raise ValueError(
                 f"{self.name}: extra_text {str(path)!r} is not UTF-8 text: byte {err.start} (line "
                 f"{line}) is {err.object[err.start:err.start + 1]!r}; convert it to UTF-8 (e.g. "
@@ -328,8 +330,13 @@ class MorphSegmenter(Pipe):
         that the learned words keep theirs; the others shaped the sampled
         model, which only initializing again changes: kept, with a warning."""
         plain = lambda settings: srsly.msgpack_loads(srsly.msgpack_dumps(asdict(settings)))  # as saved
+        if saved_configured is None:
+            # saved before format 3: what the config said then is unknown
+            # (the lexicon's own settings include what tune_priors chose),
+            # so the saved settings stay in force, as they did then
+            return
         now = plain(self.configured)
-        before = saved_configured or plain(model.settings)
+        before = saved_configured
         changed = [key for key in now if key in before and now[key] != before[key]]
         new_word = [key for key in changed if key in NEW_WORD_SETTINGS]
         fixed = [key for key in changed if key not in NEW_WORD_SETTINGS]

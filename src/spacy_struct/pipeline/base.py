@@ -510,9 +510,9 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         for S in scores:
             if np.isnan(S).any() or np.isposinf(S).any():
                 raise self.diverged("the scorer's output contains NaN or infinity")
-            finite = S[np.isfinite(S)]
-            if finite.size and np.abs(finite).max() > MAX_SANE_SCORE:
-                raise self.diverged(f"the scorer's output reached {np.abs(finite).max():.3g}")
+            largest = np.max(np.abs(S), where=np.isfinite(S), initial=0.0)
+            if largest > MAX_SANE_SCORE:
+                raise self.diverged(f"the scorer's output reached {largest:.3g}")
 
     def diverged(self, what: str) -> "TrainingDivergedError":
         """The error for a training run whose numbers have blown up."""
