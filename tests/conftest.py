@@ -4,6 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from spacy_struct.annotations import register_extensions
+
+# the tests read and write doc._.segments, token._.morphs and the tree
+# extensions on docs built by hand, without a pipeline to register them
+register_extensions()
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "corpus" / "sample"
 SHARED_DATA = ROOT.parent / "shared" / "data"

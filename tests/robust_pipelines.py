@@ -152,17 +152,11 @@ def build_all(directory: Path) -> Dict[str, Path]:
     return paths
 
 
-def annotations(doc) -> list:
+def annotations(doc) -> dict:
     """Everything a component may have written on a doc, as plain data."""
-    import spacy_struct  # noqa: F401
+    from spacy_struct.annotations import doc_to_json
 
-    return [
-        [(t.text, t.head.i, t.dep_, t.is_sent_start) for t in doc],
-        sorted((key, [(s.start, s.end, s.label_) for s in group]) for key, group in doc.spans.items()),
-        [(e.start, e.end, e.label_) for e in doc.ents],
-        {k: v for k, v in doc.user_data.items() if isinstance(k, str)},
-        [str(t._.morphs) if t.has_extension("morphs") and t._.morphs is not None else None for t in doc],
-    ]
+    return doc_to_json(doc)
 
 
 def run_spawn_check(paths: List[str]) -> None:

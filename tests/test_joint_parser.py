@@ -13,7 +13,7 @@ from spacy.training import Example
 from conftest import SAMPLE, SMALL_SPAN_SCORER as SMALL_MODEL, train_in_batches
 from spacy_struct.convert.treebanks import TreebankError, convert_joint_jsonl, convert_ptb
 from spacy_struct.joint_parser import parse_brackets, set_parse, tree_of
-from spacy_struct.joint_parser.trees import constituents
+from spacy_struct.annotations.brackets import constituents
 
 
 
@@ -59,7 +59,7 @@ def test_raw_text_gets_a_tree_per_sentence_and_entities(trained):
 
 
 def _nodes(doc):
-    from spacy_struct.joint_parser.constituents import constituent_labels
+    from spacy_struct.annotations.trees import constituent_labels
     return constituent_labels(doc)
 
 

@@ -20,7 +20,7 @@ from spacy_struct.joint_parser import (
 from spacy_struct.joint_parser.evalb import evalb_brackets
 from spacy_struct.joint_parser.entity_loss import EntityColumns, laminar_entities
 from spacy_struct.joint_parser.label_parts import LabelParts
-from spacy_struct.joint_parser.trees import (
+from spacy_struct.annotations.brackets import (
     EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
 )
 

@@ -133,7 +133,7 @@ def test_extra_text_is_learned_from(tmp_path):
 
 
 def _sample_text_and_gold(nlp):
-    from spacy_struct.morph_segmenter.morphs import Morphs
+    from spacy_struct.annotations.morphs import Morphs
 
     train = _examples(nlp, "morph_train.spacy")
     text = [[t.text for t in eg.predicted] for eg in train]
@@ -143,7 +143,7 @@ def _sample_text_and_gold(nlp):
 
 
 def test_boundary_f1_of_a_model_against_hand_counted_cuts():
-    from spacy_struct.morph_segmenter.morphs import Morphs
+    from spacy_struct.annotations.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import boundary_f1
 
     class Fixed:

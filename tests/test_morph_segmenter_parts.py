@@ -14,7 +14,7 @@ from spacy.training import Example
 from spacy_struct.convert.morphology import (
     CANONICAL_KEY, CATEGORY_KEY, MorphologyFormatError, convert_sigmorphon, convert_ud_morphs,
 )
-from spacy_struct.morph_segmenter.morphs import Morphs, MorphsError, doc_morphs, write_morphs
+from spacy_struct.annotations.morphs import Morphs, MorphsError, doc_morphs, write_morphs
 from spacy_struct.morph_segmenter.scoring import (
     boundary_counts, lcs_length, levenshtein, score_morphs, sigmorphon_pairs, sigmorphon_scores,
 )

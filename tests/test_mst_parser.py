@@ -261,7 +261,7 @@ def test_unknown_label_in_training_names_the_example(trained, sample_sentences):
     words = ["A", "dog", "slept"]
     ref = Doc(nlp.vocab, words=words, heads=[1, 2, 2], deps=["det", "brandnew", "ROOT"])
     eg = Example(Doc(nlp.vocab, words=words), ref)
-    with pytest.raises(ValueError, match=r"example 0 \('A dog slept.*label 'brandnew' is not one of the parser's labels"):
+    with pytest.raises(ValueError, match=r"example 0 \('A dog slept.*label 'brandnew' is not one of the component's labels"):
         nlp.get_pipe("mst_parser").update([eg])
 
 

@@ -18,7 +18,7 @@ from spacy_struct.convert.spans_jsonl import (
 )
 from spacy_struct import losses
 from spacy_struct.structs.spans import LaminarSpans
-from spacy_struct.nested_ner.scoring import nesting_recall, score_nested_spans
+from spacy_struct.pipeline.scoring import nesting_recall, score_nested_spans
 from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.span_scorer import build_span_scorer, width_buckets
 

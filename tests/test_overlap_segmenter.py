@@ -7,7 +7,6 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Adam, fix_random_seed
 
-import spacy_struct.overlap_segmenter  # noqa: F401  (registers doc._.segments)
 
 SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
 

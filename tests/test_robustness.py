@@ -59,7 +59,7 @@ def test_tree_code_handles_trees_deeper_than_the_recursion_limit():
     import spacy
     from spacy.tokens import Doc
     from spacy_struct.joint_parser import parse_brackets, set_parse
-    from spacy_struct.joint_parser.trees import (
+    from spacy_struct.annotations.brackets import (
         chart_to_tree, constituents, to_brackets, tree_to_chart, without_entities)
 
     n = 1200
@@ -183,7 +183,7 @@ def test_trees_of_a_changed_doc_raise_a_clear_error(joint):
 
 def test_a_new_parse_replaces_a_stored_tree_over_other_sentence_cuts(joint):
     from spacy.tokens import Doc
-    from spacy_struct.joint_parser.constituents import tree_ranges
+    from spacy_struct.annotations.trees import tree_ranges
 
     first = joint("Expression of the IL-2 gene was studied . STAT3 binds the c-fos promoter .")
     n = len(first)
@@ -221,7 +221,7 @@ def test_a_tree_over_part_of_a_training_sentence_is_an_error(joint):
 
 def test_stored_tree_lists_of_unequal_length_are_an_error(joint):
     from spacy_struct.joint_parser import set_parse
-    from spacy_struct.joint_parser.constituents import USER_DATA_KEY
+    from spacy_struct.annotations.trees import USER_DATA_KEY
 
     doc = joint("The dog barked.")
     doc.user_data[USER_DATA_KEY]["labels"].pop()
@@ -351,7 +351,6 @@ def test_extra_text_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
 
 
 def test_a_blown_up_learn_rate_raises_a_divergence_error_through_the_python_api():
-    import spacy
     from thinc.api import Adam
 
     from spacy_struct.pipeline.base import TrainingDivergedError

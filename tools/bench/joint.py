@@ -38,8 +38,8 @@ def write_trees(spacy_file: Path, output: Path) -> int:
     import spacy
     from spacy.tokens import DocBin
 
-    from spacy_struct.joint_parser.constituents import tree_of
-    from spacy_struct.joint_parser.trees import to_brackets
+    from spacy_struct.annotations.trees import tree_of
+    from spacy_struct.annotations.brackets import to_brackets
 
     nlp = spacy.blank("en")
     lines = []
@@ -64,7 +64,7 @@ COLLINS_PRM = ("DEBUG 0\nMAX_ERROR 10\nCUTOFF_LEN 40\nLABELED 1\n"
 
 
 def _score_trees(examples, predicted_constituents) -> dict:
-    from spacy_struct.joint_parser.constituents import brackets
+    from spacy_struct.annotations.trees import brackets
     from spacy_struct.joint_parser.evalb import COLLINS, score_brackets
 
     triples = []
@@ -82,7 +82,7 @@ def _score_trees(examples, predicted_constituents) -> dict:
 
 def _c_evalb(examples, triples, binary: str) -> float:
     """Bracketing F of the C evalb (COLLINS.prm) on the same trees."""
-    from spacy_struct.joint_parser.trees import to_brackets, tree_from_constituents
+    from spacy_struct.annotations.brackets import to_brackets, tree_from_constituents
 
     with tempfile.TemporaryDirectory() as tmp:
         files = {name: Path(tmp) / name for name in ("gold", "test", "COLLINS.prm")}
@@ -101,8 +101,8 @@ def _c_evalb(examples, triples, binary: str) -> float:
 def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> None:
     from spacy.training import Example
 
-    from spacy_struct.joint_parser.constituents import brackets
-    from spacy_struct.nested_ner.scoring import score_nested_spans
+    from spacy_struct.annotations.trees import brackets
+    from spacy_struct.pipeline.scoring import score_nested_spans
 
     nlp = system.nlp
     for _ in range(repeats):
@@ -120,7 +120,7 @@ def _run_pipeline(system: System, examples, repeats: int, spans_key: str) -> Non
 
 
 def _run_supar(system: System, examples, dev: Path, supar_bin: Path) -> None:
-    from spacy_struct.joint_parser.trees import constituents, parse_brackets
+    from spacy_struct.annotations.brackets import constituents, parse_brackets
 
     with tempfile.TemporaryDirectory() as tmp:
         gold_file, pred_file = Path(tmp) / "dev.pid", Path(tmp) / "pred.pid"
@@ -180,8 +180,8 @@ def entity_places(examples, spans_key: str = "sc"):
     """The place of every gold entity: one dict per example, from (start,
     end, label) to a key of PLACES, each entity joined into the gold tree
     alone (so it is never left out for sharing its words with another)."""
-    from spacy_struct.joint_parser.constituents import tree_of
-    from spacy_struct.joint_parser.joint import join_entities
+    from spacy_struct.annotations.trees import tree_of
+    from spacy_struct.annotations.joint import join_entities
 
     places = []
     for eg in examples:

@@ -103,7 +103,7 @@ def read_set(data_dir: Path, name: str):
 
 def _item(doc):
     """A reference Doc as an item of `read_sigmorphon`'s form."""
-    from spacy_struct.morph_segmenter.morphs import CANONICAL_KEY, doc_morphs
+    from spacy_struct.annotations.morphs import CANONICAL_KEY, doc_morphs
 
     words = [t.text for t in doc]
     return "", words, [list(m) if m is not None else None for m in doc_morphs(doc)], \
@@ -139,7 +139,7 @@ def score(references, segment: Callable[[str], Sequence[str]]) -> Dict[str, floa
     from spacy.tokens import Doc
     from spacy.training import Example
 
-    from spacy_struct.morph_segmenter.morphs import write_morphs
+    from spacy_struct.annotations.morphs import write_morphs
     from spacy_struct.morph_segmenter.scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 
     examples = []
@@ -273,7 +273,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     them; otherwise by the text's code length. Its time is counted in the
     seconds to the model, and the rows' note names the choices."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
-    from spacy_struct.morph_segmenter.morphs import Morphs
+    from spacy_struct.annotations.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import choose_settings
 
     rows: Dict[str, Row] = {}

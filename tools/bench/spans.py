@@ -24,7 +24,7 @@ def evaluate(systems: Sequence[System], dev: Path, spans_key: str = "sc", repeat
              batch_size: int = 256, raw: bool = False):
     from spacy.training import Corpus, Example
 
-    from spacy_struct.nested_ner.scoring import score_nested_spans
+    from spacy_struct.pipeline.scoring import score_nested_spans
 
     for system in systems:
         load_system(system)

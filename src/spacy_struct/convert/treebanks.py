@@ -9,7 +9,7 @@
 
 Each tree becomes one Doc (spaCy's `gold_preproc` reader cuts longer Docs
 with `Span.as_doc`, which keeps no `user_data`), its tree stored as
-`joint_parser` stores its predictions (`joint_parser/constituents.py`),
+`joint_parser` stores its predictions (`annotations/trees.py`),
 its tags as `token.tag_`, its entities, all of them, in
 `doc.spans[spans_key]`. The report says how many unary chains become one
 chart label and what each entity becomes in the joint tree: a constituent,
@@ -27,9 +27,10 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 
-from ..joint_parser.constituents import check_words, tree_nodes, write_nodes
-from ..joint_parser.joint import JoinReport, join_entities
-from ..joint_parser.trees import CHAIN_SEPARATOR, ParsedTree, TreeFormatError, parse_brackets, tree_to_chart
+from ..annotations import register_extensions
+from ..annotations.trees import check_words, tree_nodes, write_nodes
+from ..annotations.joint import JoinReport, join_entities
+from ..annotations.brackets import CHAIN_SEPARATOR, ParsedTree, TreeFormatError, parse_brackets, tree_to_chart
 from . import FIELD_ERRORS, open_text, wrong_field
 
 
@@ -119,6 +120,7 @@ def _count_tree(report: Report, tree: ParsedTree) -> None:
 
 def convert_ptb(path: Path, output: Path, lang: str = "en") -> Report:
     """Convert a PTB bracket file to a .spacy file; RETURNS the report."""
+    register_extensions()
     nlp = spacy.blank(lang)
     db, report = DocBin(store_user_data=True), Report()
     for number, text in read_ptb(path):
@@ -144,6 +146,7 @@ def _write(db: DocBin, report: Report, path: Path, output: Path) -> None:
 
 def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: str = "en") -> Report:
     """Convert a joint trees + entities JSONL file to .spacy; RETURNS the report."""
+    register_extensions()
     nlp = spacy.blank(lang)
     db, report = DocBin(store_user_data=True), Report()
     with open_text(path) as f:

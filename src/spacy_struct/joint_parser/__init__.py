@@ -13,12 +13,12 @@ tree (Finkel & Manning 2009).
   constituency style).
 """
 from .component import DEFAULT_JOINT_PARSER_MODEL, JointParser, make_joint_parser
-from .constituents import NonConstituentError, set_parse, tree_of
+from ..annotations.trees import NonConstituentError, set_parse, tree_of
 from .evalb import COLLINS, BracketCounts, EvalbParams, score_brackets
-from .joint import JoinReport, entities_of, join_entities
+from ..annotations.joint import JoinReport, entities_of, join_entities
 from .render import render_trees
 from .scoring import make_joint_parser_scorer, score_constituents, score_joint
-from .trees import Node, ParsedTree, TreeFormatError, parse_brackets, to_brackets
+from ..annotations.brackets import Node, ParsedTree, TreeFormatError, parse_brackets, to_brackets
 
 __all__ = [
     "DEFAULT_JOINT_PARSER_MODEL", "JointParser", "make_joint_parser", "make_joint_parser_scorer",

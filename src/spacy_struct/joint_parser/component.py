@@ -38,16 +38,17 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
+from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config, missing_spans_message, non_negative_number
 from ..pipeline.sentences import cap_ranges
 from ..structs.spans import SpanTrees, outermost
-from .constituents import brackets, has_trees, tree_nodes, tree_of, tree_ranges, write_nodes
+from ..annotations.trees import brackets, has_trees, tree_nodes, tree_of, tree_ranges, write_nodes
 from .entity_loss import EntityColumns
-from .joint import JoinReport, entities_of, join_entities, outer_first
+from ..annotations.joint import JoinReport, entities_of, join_entities, outer_first
 from .label_parts import LabelParts
-from .trees import (
+from ..annotations.brackets import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
 )
 
@@ -124,6 +125,7 @@ def make_joint_parser(
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
+    register_extensions()
     return JointParser(
         nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents,
         factor_labels=factor_labels, entity_loss_weight=entity_loss_weight, loss=loss,
@@ -377,21 +379,13 @@ class JointParser(StructuredComponent):
         on, the (start, end inclusive, type id) rows of its nested gold
         entities (entity_loss.py; else None)."""
         ranges, charts, entities = self.gold_charts(eg, index)
-        ids = {name: k + 1 for k, name in enumerate(self.labels)}
         golds = []
         for chart in charts:
             rows = []
             for s, e, label in chart:
-                if label == EMPTY:
-                    rows.append((s, e, 0))
-                    continue
-                name = chart_label_name(label)
-                if name not in ids:
-                    raise self.gold_error(index, eg, (
-                        f"chart label {name!r} is not one of the component's labels; "
-                        f"initialize it with data that contains it"
-                    ))
-                rows.append((s, e, ids[name]))
+                # column 0 is the empty label, label k is column k + 1
+                column = 0 if label == EMPTY else self.label_id(chart_label_name(label), index, eg, "chart label") + 1
+                rows.append((s, e, column))
             golds.append(np.array(rows, dtype=np.int64).reshape(-1, 3))
         columns = self.entity_columns()
         if columns is None:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..losses import get_loss
 from ..structs.spans import LaminarSpans, crosses
-from .joint import Entity, outer_first
+from ..annotations.joint import Entity, outer_first
 from .label_parts import LabelParts
 
 

@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .trees import ENTITY_SEPARATOR
+from ..annotations.brackets import ENTITY_SEPARATOR
 
 Part = Tuple[str, str]  # ("chain", "NP"), ("entity", "protein"), ("joint", "NP|protein")
 

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple, Union
 
 from spacy.tokens import Doc, Span
 
-from .constituents import constituent_labels
+from ..annotations.trees import constituent_labels
 
 _CHAR = 7.2          # px per character of the 12px font
 _GAP = 14            # px between words

@@ -18,9 +18,9 @@ from typing import Dict, Iterable, List, Tuple
 from spacy.training import Example
 from spacy.util import registry
 
-from ..nested_ner.scoring import score_nested_spans
 from ..pipeline import TokenMap
-from .constituents import brackets
+from ..pipeline.scoring import score_nested_spans
+from ..annotations.trees import brackets
 from .evalb import COLLINS, score_brackets
 
 

@@ -14,7 +14,7 @@
 """
 from .component import MorphSegmenter, make_morph_segmenter, make_morph_segmenter_scorer, score_morph_segmentation
 from .model import STAGES, MorphModel, MorphSettings
-from .morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs
+from ..annotations.morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 from .supervised import SupervisedMorphSegmenter, make_supervised_morph_segmenter
 

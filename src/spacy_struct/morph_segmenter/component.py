@@ -32,7 +32,8 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from .model import DEFAULT_PRIORS, MorphModel, MorphSettings
-from .morphs import Morphs, doc_morphs, write_morphs
+from ..annotations import register_extensions
+from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 from . import tuning
 
@@ -131,6 +132,7 @@ def make_morph_segmenter(
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
     """
+    register_extensions()
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
@@ -345,17 +347,17 @@ class MorphSegmenter(Pipe):
             model.settings.check(self.name)
             warnings.warn(
                 f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in new_word)
-                + f" (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in new_word)
+                + " (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in new_word)
                 + f") apply to the words the lexicon does not hold; its {len(model.forms):,} learned "
                 f"words keep their segmentation. Initialize again to learn under them"
             )
         if fixed:
             warnings.warn(
                 f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in fixed)
-                + f" in the config, but the lexicon was learned with "
+                + " in the config, but the lexicon was learned with "
                 + ", ".join(f"{key} = {before[key]!r}" for key in fixed)
                 + ", which it keeps: these settings shape the sampled model and only "
-                f"initializing again changes them"
+                "initializing again changes them"
             )
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from ._sampler import MorphSampler
 from .context import build_context
 from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_segmentable
-from .morphs import Morphs
+from ..annotations.morphs import Morphs
 
 #: the model stages, in the order they run
 STAGES = ("basic", "pos", "token_pos", "token_seg")

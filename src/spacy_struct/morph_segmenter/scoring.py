@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.training import Example
 
-from .morphs import CANONICAL_KEY, doc_morphs
+from ..annotations.morphs import CANONICAL_KEY, doc_morphs
 
 
 def prf(correct: int, predicted: int, gold: int, prefix: str) -> Dict[str, float]:

@@ -34,11 +34,12 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Model
 
+from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL, MAX_WORD_LENGTH_ATTR, token_texts
 from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.partitions import Partitions
-from .morphs import Morphs, doc_morphs, write_morphs
+from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 
 #: the component's own settings and their defaults (beside SHARED_DEFAULTS)
 SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0, "max_word_length": 128}
@@ -87,6 +88,7 @@ def make_supervised_morph_segmenter(
         sentences whose words are encoded together
         (spacy_struct/pipeline/sentences.py).
     """
+    register_extensions()
     return SupervisedMorphSegmenter(
         nlp.vocab, model, name, max_morph_length=max_morph_length, max_word_length=max_word_length, loss=loss,
         margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,

@@ -68,7 +68,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .model import DEFAULT_PRIORS, STAGES, MorphModel, MorphSettings
-from .morphs import Morphs
+from ..annotations.morphs import Morphs
 from .scoring import cut_counts, prf
 
 #: a candidate: priors and MorphSettings fields to set

@@ -301,7 +301,6 @@ class MSTParser(StructuredComponent):
             if not uncut:
                 uncut.extend(training_ranges(eg, self.cfg["max_unsegmented_length"], len(eg.predicted)))
             return any(s0 <= t < e0 and s0 <= h < e0 for s0, e0 in uncut)
-        label_index = {label: i for i, label in enumerate(self.labels)}
         all_space = {start: all(t.is_space for t in eg.predicted[start:end]) for start, end in ranges}
         golds, kept = [], []
         for start, end in ranges:
@@ -337,12 +336,7 @@ class MSTParser(StructuredComponent):
                 g[j] = 0 if h == t else h - start + 1
                 dep = deps[t]
                 if g[j] != 0 and dep:
-                    if dep not in label_index:
-                        raise self.gold_error(index, eg, (
-                            f"label {dep!r} is not one of the parser's labels; initialize "
-                            f"the parser with data that contains it"
-                        ))
-                    lab[j - 1] = label_index[dep]
+                    lab[j - 1] = self.label_id(dep, index, eg)
             if (g[1:] == UNKNOWN_HEAD).all():
                 continue
             roots = int((g[1:] == 0).sum())

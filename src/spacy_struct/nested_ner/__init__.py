@@ -6,7 +6,8 @@ The component (`component.py`) chains the span scorer
 nesting to spaCy's span scores.
 """
 from .component import DEFAULT_NESTED_NER_MODEL, NestedNER, make_nested_ner
-from .scoring import make_nested_ner_scorer, nesting_recall, score_nested_spans
+from ..pipeline.scoring import nesting_recall, score_nested_spans
+from .scoring import make_nested_ner_scorer
 
 __all__ = [
     "NestedNER",

@@ -22,7 +22,6 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
-from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import StructuredComponent, factory_config, missing_spans_message
 from ..structs.spans import LaminarSpans, first_crossing, outermost
@@ -117,17 +116,6 @@ class NestedNER(StructuredComponent):
         )
 
     # ------------------------------------------------------------- predicting
-    def predict(self, docs: Iterable[Doc]):
-        """Find the entities of the docs without changing them.
-
-        RETURNS: (the SentenceBatch, (start, end inclusive, label id) rows
-            per sentence, in sentence coordinates).
-        """
-        _, batch, scores = self.score_docs(docs)
-        if scores is None:
-            return batch, []
-        return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
-
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write the entities to `doc.spans[spans_key]` (and the outermost
         ones to `doc.ents` with `set_ents`).
@@ -137,12 +125,10 @@ class NestedNER(StructuredComponent):
         """
         batch, predicted = predictions
         docs = list(docs)
-        found: List[List[Tuple[int, int, int]]] = [[] for _ in docs]
-        for (doc_i, start, _), rows in zip(batch.sents, predicted):
-            found[doc_i].extend((start + int(s), start + int(e) + 1, int(l)) for s, e, l in rows)
         labels = self.labels
-        for doc, rows in zip(docs, found):
-            rows.sort(key=lambda r: (r[0], -r[1]))
+        for doc, sentences in zip(docs, self.per_doc(batch, predicted, len(docs))):
+            rows = sorted(((start + int(s), start + int(e) + 1, int(l)) for start, found in sentences
+                           for s, e, l in found), key=lambda r: (r[0], -r[1]))
             spans = [Span(doc, s, e, label=labels[l]) for s, e, l in rows]
             doc.spans[self.spans_key] = SpanGroup(doc, name=self.spans_key, spans=spans)
             if self.cfg["set_ents"]:
@@ -156,7 +142,6 @@ class NestedNER(StructuredComponent):
         key = self.spans_key
         if key not in eg.reference.spans:
             raise self.gold_error(index, eg, missing_spans_message(eg.reference, key))
-        label_index = {label: i for i, label in enumerate(self.labels)}
         gold = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)
         if len(gold) < len(eg.reference.spans[key]):
             raise self.gold_error(index, eg, (
@@ -167,19 +152,9 @@ class NestedNER(StructuredComponent):
         rows_per_sent: List[List[Tuple[int, int, int]]] = [[] for _ in ranges]
         limit = self.cfg["max_width"]
         for span in gold:
-            if span.label_ not in label_index:
-                raise self.gold_error(index, eg, (
-                    f"label {span.label_!r} is not one of the component's labels "
-                    f"{list(self.labels)}; initialize it with data that contains it"
-                ))
-            sent = next((k for k, (s, e) in enumerate(ranges) if s <= span.start and span.end <= e), None)
-            if sent is None:
-                raise self.gold_error(index, eg, (
-                    f"gold span {span.text!r} (tokens {span.start}..{span.end - 1}) crosses a "
-                    f"sentence boundary (the doc's sentences, or a cut made because the doc "
-                    f"has no boundaries and is longer than max_unsegmented_length = "
-                    f"{self.cfg['max_unsegmented_length']}); entities are decoded per sentence"
-                ))
+            label = self.label_id(span.label_, index, eg)
+            sent = self.sentence_of(ranges, span.start, span.end - 1, index, eg,
+                                    f"gold span {span.text!r} (tokens {span.start}..{span.end - 1})")
             if limit and len(span) > limit:
                 self.count_unrepresentable(
                     f"gold spans longer than max_width = {limit} tokens are left out of "
@@ -188,7 +163,7 @@ class NestedNER(StructuredComponent):
                 )
                 continue
             s0 = ranges[sent][0]
-            rows_per_sent[sent].append((span.start - s0, span.end - 1 - s0, label_index[span.label_]))
+            rows_per_sent[sent].append((span.start - s0, span.end - 1 - s0, label))
         for (s0, _), rows in zip(ranges, rows_per_sent):
             crossing = first_crossing([(s, e + 1) for s, e, _ in rows])
             if crossing is not None:
@@ -200,12 +175,6 @@ class NestedNER(StructuredComponent):
                 ))
         golds = [np.array(rows, dtype=np.int64).reshape(-1, 3) for rows in rows_per_sent]
         return ranges, golds
-
-    def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
-        """Loss of the span scores, and their gradient (per word of the batch)."""
-        loss, grads = self.structure_loss([s.astype(np.float64) for s in scores], golds)
-        n_words = sum(batch.lengths())
-        return loss, [(g / n_words).astype(np.float32) for g in grads]
 
     # ----------------------------------------------------------- initializing
     def labels_in(self, examples: Iterable[Example]) -> List[str]:

@@ -12,8 +12,8 @@ segments (McDonald, Crammer & Pereira 2005).
   and crossing subsets, and spaCy's span scores.
 """
 from .component import DEFAULT_SEGMENTER_MODEL, OverlapSegmenter, make_overlap_segmenter
-from .scoring import crossing_keys, make_overlap_segmenter_scorer, score_segments
-from .segments import Segment, get_segments, segments_view, set_segments
+from ..annotations.segments import Segment, crossing_keys, get_segments, segments_view, set_segments
+from .scoring import make_overlap_segmenter_scorer, score_segments
 
 __all__ = [
     "DEFAULT_SEGMENTER_MODEL",

@@ -29,11 +29,12 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
+from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, TokenMap, factory_config
 from ..structs.segments import GappedSegments, Segments
-from .segments import get_segments, has_segments, set_segments
+from ..annotations.segments import get_segments, has_segments, set_segments
 
 DEFAULT_SEGMENTER_MODEL = default_model_config("""
 [model]
@@ -123,6 +124,7 @@ def make_overlap_segmenter(
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences the decoder runs over (see spacy_struct/pipeline/sentences.py).
     """
+    register_extensions()
     return OverlapSegmenter(
         nlp.vocab, model, name, spans_key=spans_key, threshold=threshold, k=k,
         max_gap=max_gap, contiguous=contiguous, allow_overlap=allow_overlap,
@@ -198,17 +200,6 @@ class OverlapSegmenter(StructuredComponent):
         )
 
     # ------------------------------------------------------------- predicting
-    def predict(self, docs: Iterable[Doc]):
-        """Find the segments of the docs without changing them.
-
-        RETURNS: (the SentenceBatch, one `Segments` per sentence, in sentence
-            word indices).
-        """
-        _, batch, scores = self.score_docs(docs)
-        if scores is None:
-            return batch, []
-        return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
-
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         """Write the segments to `doc._.segments`, the contiguous ones to
         `doc.spans[spans_key]` and the discontinuous ones' fragments to
@@ -219,14 +210,12 @@ class OverlapSegmenter(StructuredComponent):
         """
         batch, predicted = predictions
         docs = list(docs)
-        found: List[List[Tuple[str, List[Tuple[int, int]]]]] = [[] for _ in docs]
         labels = self.labels
-        for (doc_i, start, _), segs in zip(batch.sents, predicted):
-            for t, words in segs.keys():
-                found[doc_i].append((labels[t], runs([start + w for w in words])))
         key = self.spans_key
-        for doc, items in zip(docs, found):
-            items.sort(key=lambda item: (item[1][0][0], -item[1][-1][1], item[0]))
+        for doc, sentences in zip(docs, self.per_doc(batch, predicted, len(docs))):
+            items = sorted(((labels[t], runs([start + w for w in words])) for start, segs in sentences
+                            for t, words in segs.keys()),
+                           key=lambda item: (item[1][0][0], -item[1][-1][1], item[0]))
             set_segments(doc, items)
             whole, pieces = [], []
             for number, (label, frags) in enumerate(items):
@@ -253,17 +242,11 @@ class OverlapSegmenter(StructuredComponent):
                 "gold_preproc = true (on docs with sentence boundaries) or "
                 "max_length > 0 it cuts docs with Span.as_doc, which keeps no user_data"
             ))
-        label_index = {label: i for i, label in enumerate(self.labels)}
         ranges = self.training_ranges(eg)
         per_sent: List[List[Tuple[int, Tuple[int, ...]]]] = [[] for _ in ranges]
         token_map = TokenMap(eg)
         for seg in get_segments(ref):
-            if seg.label_ not in label_index:
-                raise self.gold_error(index, eg, (
-                    f"segment {seg.text!r} has the label {seg.label_!r}, which is not one "
-                    f"of the component's labels {list(self.labels)}; initialize it with "
-                    f"data that contains it"
-                ))
+            label = self.label_id(seg.label_, index, eg, of=f" of segment {seg.text!r}")
             words = []
             for s, e in seg.offsets:
                 mapped = token_map.to_predicted(s, e)
@@ -271,21 +254,13 @@ class OverlapSegmenter(StructuredComponent):
                     break
                 words.extend(range(*mapped))
             else:
-                sent = next((k for k, (s0, e0) in enumerate(ranges)
-                             if s0 <= words[0] and words[-1] < e0), None)
-                if sent is None:
-                    raise self.gold_error(index, eg, (
-                        f"segment {seg.text!r} (tokens {list(seg.offsets)}) crosses a "
-                        f"sentence boundary (the doc's sentences, or a cut made because "
-                        f"the doc has no boundaries and is longer than "
-                        f"max_unsegmented_length = {self.cfg['max_unsegmented_length']}); "
-                        f"segments are decoded per sentence"
-                    ))
+                sent = self.sentence_of(ranges, words[0], words[-1], index, eg,
+                                        f"segment {seg.text!r} (tokens {list(seg.offsets)})")
                 s0 = ranges[sent][0]
                 if not self._representable(words):
                     self._count_unrepresentable(seg, index)
                     continue
-                per_sent[sent].append((label_index[seg.label_], tuple(w - s0 for w in words)))
+                per_sent[sent].append((label, tuple(w - s0 for w in words)))
                 continue
             self.count_misaligned("segments")
         golds = [Segments.from_list(sorted(set(items))) for items in per_sent]
@@ -304,10 +279,9 @@ class OverlapSegmenter(StructuredComponent):
         )
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: List[np.ndarray], golds):
-        """Loss of the transition scores, and their gradient (per word of the batch)."""
-        loss, grads = self.structure_loss([s.astype(np.float64) for s in scores], golds)
-        n_words = sum(batch.lengths())
-        out = [(g / n_words).astype(np.float32) for g in grads]
+        """Loss of the transition scores, and their gradient (per word of the
+        batch), as the base computes them, checked for overflow."""
+        loss, out = super().get_loss_from_scores(batch, scores, golds)
         # The crf loss is a sum of exp(score) over exponentially many segments:
         # scores that grow too fast overflow it before the loss check sees NaN.
         if not np.isfinite(loss) or not all(np.isfinite(g).all() for g in out):

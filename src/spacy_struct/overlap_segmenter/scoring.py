@@ -22,7 +22,7 @@ one that does not map counts as wrong.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterable, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, Optional, Sequence, Set
 
 from spacy.scorer import PRFScore, Scorer
 from spacy.tokens import Doc
@@ -30,32 +30,9 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..pipeline import TokenMap
-from .segments import Segment, get_segments, has_segments
+from ..annotations.segments import Key, Segment, crossing_keys, get_segments, has_segments
 
-Key = Tuple[str, Tuple[Tuple[int, int], ...]]
 SegmentGetter = Callable[[Doc], Sequence[Segment]]
-
-def _words(key: Key) -> FrozenSet[int]:
-    return frozenset(i for s, e in key[1] for i in range(s, e))
-
-
-def crossing_keys(keys: Set[Key]) -> Set[Key]:
-    """The segments that share words with another one of `keys` while
-    neither holds all of the other's words."""
-    words = {key: _words(key) for key in keys}
-    items = sorted(keys, key=lambda k: k[1][0][0])
-    found: Set[Key] = set()
-    for i, a in enumerate(items):
-        wa = words[a]
-        last_a = a[1][-1][1]
-        for b in items[i + 1:]:
-            if b[1][0][0] >= last_a:
-                break
-            wb = words[b]
-            if wa & wb and not (wa <= wb or wb <= wa):
-                found.add(a)
-                found.add(b)
-    return found
 
 
 def _reference_keys(segments: Iterable[Segment]) -> Set[Key]:

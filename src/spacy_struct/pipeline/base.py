@@ -39,6 +39,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer, set_dropout_rate
 
+from ..annotations.text import text_preview
 from ..losses import get_loss, loss_names
 from ..models.batch import SentenceBatch
 from ..structs.base import Structure
@@ -490,7 +491,75 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         raise NotImplementedError
 
     def get_loss_from_scores(self, batch: SentenceBatch, scores: Any, golds: List[Any]):
-        raise NotImplementedError
+        """The configured loss of the structure over the scores (float64),
+        and their gradient per word of the batch (float32), what the scorer's
+        backprop takes. Components whose scores are not one array per
+        sentence (arcs and labels, label parts) override it.
+
+        batch: the sentences scored; scores: one array per sentence; golds:
+            the gold of each, as `gold` gives it.
+        RETURNS: (loss, gradients).
+        """
+        loss, grads = self.structure_loss([s.astype(np.float64) for s in scores], golds)
+        n_words = sum(batch.lengths())
+        return loss, [(g / n_words).astype(np.float32) for g in grads]
+
+    # --------------------------------------------------- what gold reading shares
+    def label_id(self, label: str, index: int, eg: Example, what: str = "label", of: str = "") -> int:
+        """The column of `label` among the component's labels; a gold label
+        the component does not have is an error naming the example.
+
+        what: how the message names the label ("label", "chart label", ...);
+        of: what it belongs to, for the message (" of segment 'BMP2 ...'").
+        """
+        ids = self._label_ids()
+        if label not in ids:
+            raise self.gold_error(index, eg, (
+                f"{what} {label!r}{of} is not one of the component's labels {list(self.labels)}; "
+                f"initialize it with data that contains it"
+            ))
+        return ids[label]
+
+    def _label_ids(self) -> Dict[str, int]:
+        labels = self.labels
+        if getattr(self, "_label_ids_for", None) != labels:
+            self._label_ids_for, self._label_id_map = labels, {label: i for i, label in enumerate(labels)}
+        return self._label_id_map
+
+    def sentence_of(self, ranges: Sequence[Range], first: int, last: int, index: int, eg: Example,
+                    what: str) -> int:
+        """Which of `ranges` holds tokens first..last (inclusive); one that
+        crosses a sentence boundary is an error naming `what` and the example."""
+        for k, (start, end) in enumerate(ranges):
+            if start <= first and last < end:
+                return k
+        raise self.gold_error(index, eg, (
+            f"{what} crosses a sentence boundary (the doc's sentences, or a cut made because "
+            f"the doc has no boundaries and is longer than max_unsegmented_length = "
+            f"{self.cfg['max_unsegmented_length']}); structures are built per sentence"
+        ))
+
+    # ------------------------------------------------------------- predicting
+    def predict(self, docs: Iterable[Doc]):
+        """The structure of every sentence of the docs, without changing them:
+        the scorer's output decoded by `structure.argmax` (in float64).
+        Components that mask or reshape scores first override it.
+
+        RETURNS: (the SentenceBatch, one decoded structure per sentence).
+        """
+        _, batch, scores = self.score_docs(docs)
+        if scores is None:
+            return batch, []
+        return batch, self.structure.argmax([s.astype(np.float64) for s in scores])
+
+    @staticmethod
+    def per_doc(batch: SentenceBatch, per_sentence: Sequence[Any], n_docs: int) -> List[List[Tuple[int, Any]]]:
+        """Scatter one result per sentence back to its doc: per doc, the
+        (start token of the sentence, its result) pairs in order."""
+        out: List[List[Tuple[int, Any]]] = [[] for _ in range(n_docs)]
+        for (doc_i, start, _), result in zip(batch.sents, per_sentence):
+            out[doc_i].append((start, result))
+        return out
 
     def prepare_training_doc(self, eg: Example) -> None:
         """Give the predicted doc what the scorer reads in training (nothing by default)."""
@@ -650,11 +719,6 @@ def missing_spans_message(reference: Doc, key: str, alternative: str = "") -> st
     )
     return (f"the reference doc has no doc.spans[{key!r}]: {why}{alternative}. A doc "
             f"without entities needs an empty group under the key")
-
-
-def text_preview(text: str) -> str:
-    """The start of a text, quoted, for error messages."""
-    return repr(text[:40] + ("..." if len(text) > 40 else ""))
 
 
 def preview(eg: Example) -> str:

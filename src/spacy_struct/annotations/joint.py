@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from .trees import Node
+from .brackets import Node
 
 Entity = Tuple[int, int, str]  # start, end exclusive, type
 

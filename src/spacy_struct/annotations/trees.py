@@ -26,12 +26,13 @@ tree; `tree_of(doc, start, end)` reads the tree of a range back.
 """
 from __future__ import annotations
 
+import warnings
 from bisect import bisect_left, bisect_right
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from spacy.tokens import Doc, Span, Token
 
-from .trees import Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, unescape
+from .brackets import Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, unescape
 
 USER_DATA_KEY = "spacy_struct_constituents"
 
@@ -355,28 +356,40 @@ def get_token_parent(token: Token) -> Optional[Span]:
 
 
 def register_extensions() -> None:
-    """Register the extensions (idempotent; an extension another package
-    registered under the same name is left alone)."""
-    for name, getter in (("labels", get_labels), ("parse_string", get_parse_string),
-                         ("constituents", get_constituents), ("children", get_children),
-                         ("parent", get_parent)):
-        if not Span.has_extension(name):
-            Span.set_extension(name, getter=getter)
-    for name, getter in (("labels", get_token_labels), ("parse_string", get_token_parse_string),
-                         ("parent", get_token_parent)):
-        if not Token.has_extension(name):
-            Token.set_extension(name, getter=getter)
-    if not Doc.has_extension("constituents"):
-        Doc.set_extension("constituents", getter=get_doc_constituents)
+    """Register the extensions under benepar's names (idempotent). Where
+    another package (benepar) registered one of the names first, it is left
+    alone, with a warning: the trees stay readable through this module's
+    functions (`tree_of`, `brackets`, `constituent_labels`)."""
+    wanted = [(Span, name, getter) for name, getter in (
+        ("labels", get_labels), ("parse_string", get_parse_string), ("constituents", get_constituents),
+        ("children", get_children), ("parent", get_parent))]
+    wanted += [(Token, name, getter) for name, getter in (
+        ("labels", get_token_labels), ("parse_string", get_token_parse_string), ("parent", get_token_parent))]
+    wanted.append((Doc, "constituents", get_doc_constituents))
+    taken = []
+    for cls, name, getter in wanted:
+        if not cls.has_extension(name):
+            cls.set_extension(name, getter=getter)
+        elif cls.get_extension(name)[2] is not getter:
+            taken.append(f"{cls.__name__}._.{name}")
+    if taken and not _warned_taken:
+        _warned_taken.append(True)
+        warnings.warn(
+            f"spacy_struct: {', '.join(taken)} are registered by another package (benepar uses "
+            f"the same names) and are left to it, so they do not read spacy_struct's trees; read "
+            f"these with spacy_struct.annotations.trees (tree_of, brackets, constituent_labels), "
+            f"or use one of the two packages in a process"
+        )
+
+
+_warned_taken: List[bool] = []
 
 
 def _preview(text: str) -> str:
     return repr(text[:50] + ("..." if len(text) > 50 else ""))
 
 
-register_extensions()
-
 __all__ = [
-    "NonConstituentError", "brackets", "constituent_labels", "has_trees", "set_parse",
+    "NonConstituentError", "brackets", "constituent_labels", "has_trees", "register_extensions", "set_parse",
     "tree_nodes", "tree_of", "tree_ranges", "write_nodes",
 ]

@@ -15,16 +15,18 @@ over that storage; assigning to it takes `Segment`s or
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Sequence, Tuple, Union
+from typing import FrozenSet, Iterable, List, Sequence, Set, Tuple, Union
 
 import numpy as np
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pipeline import text_preview
+from .text import text_preview
 
 USER_DATA_KEY = "spacy_struct.segments"
 
 Fragments = Tuple[Tuple[int, int], ...]
+#: a segment as plain data: (label, fragments)
+Key = Tuple[str, Fragments]
 
 
 class Segment:
@@ -190,16 +192,35 @@ def segments_view(doc: Doc, key: str = "segments") -> SpanGroup:
     return doc.spans[key]
 
 
+def _words(key: Key) -> FrozenSet[int]:
+    return frozenset(i for s, e in key[1] for i in range(s, e))
+
+
+def crossing_keys(keys: Set[Key]) -> Set[Key]:
+    """The segments that share words with another one of `keys` while
+    neither holds all of the other's words."""
+    words = {key: _words(key) for key in keys}
+    items = sorted(keys, key=lambda k: k[1][0][0])
+    found: Set[Key] = set()
+    for i, a in enumerate(items):
+        wa = words[a]
+        last_a = a[1][-1][1]
+        for b in items[i + 1:]:
+            if b[1][0][0] >= last_a:
+                break
+            wb = words[b]
+            if wa & wb and not (wa <= wb or wb <= wa):
+                found.add(a)
+                found.add(b)
+    return found
+
+
 def has_segments(doc: Doc) -> bool:
     """Whether segments (possibly none) were stored on `doc`."""
     return USER_DATA_KEY in doc.user_data
-
 
 
 def register_extension() -> None:
     """Register `Doc._.segments` (idempotent)."""
     if not Doc.has_extension("segments"):
         Doc.set_extension("segments", getter=get_segments, setter=set_segments)
-
-
-register_extension()

@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc, Token
 
-from ..pipeline import text_preview
+from .text import text_preview
 
 USER_DATA_KEY = "spacy_struct.morphs"
 #: user_data key of an item's gold morphs as its corpus gives them, canonical
@@ -166,11 +166,7 @@ def has_morphs(doc: Doc) -> bool:
     return any(row is not None for row in doc.user_data.get(USER_DATA_KEY, ()))
 
 
-
 def register_extension() -> None:
     """Register `Token._.morphs` (idempotent)."""
     if not Token.has_extension("morphs"):
         Token.set_extension("morphs", getter=get_morphs, setter=set_morphs)
-
-
-register_extension()
