@@ -41,7 +41,10 @@ from thinc.api import Model
 from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config, missing_spans_message, non_negative_number
+from ..pipeline import (
+    StructuredComponent, WritesSpans, check_spans_key, component_factory, missing_spans_message,
+    non_negative_number, prf_weights,
+)
 from ..pipeline.sentences import cap_ranges
 from ..structs.spans import SpanTrees, outermost
 from ..annotations.trees import brackets, has_trees, tree_nodes, tree_of, tree_ranges, write_nodes
@@ -73,34 +76,15 @@ def parse_chart_label(name: str) -> ChartLabel:
     return chain, (entity if sep else None)
 
 
-@Language.factory(
-    "joint_parser",
-    assigns=["doc.spans", "doc.ents", "token.is_sent_start"],
-    default_config=factory_config(
-        DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1"
-    ),
-    default_score_weights={
-        "constituents_f": 0.5,
-        "constituents_p": 0.0,
-        "constituents_r": 0.0,
-        "spans_sc_f": 0.5,
-        "spans_sc_p": 0.0,
-        "spans_sc_r": 0.0,
-    },
+@component_factory(
+    "joint_parser", ["doc.spans", "doc.ents", "token.is_sent_start"],
+    DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1",
+    {**prf_weights("constituents", 0.5), **prf_weights("spans_sc", 0.5)},
 )
 def make_joint_parser(
-    nlp: Language,
-    name: str,
-    model: Model,
-    ner: bool,
-    spans_key: str,
-    set_ents: bool,
-    factor_labels: bool,
-    entity_loss_weight: float,
-    loss: str,
-    margin_cost: float,
-    max_unsegmented_length: int,
-    max_sentence_length: int,
+    nlp: Language, name: str, model: Model,
+    ner: bool, spans_key: str, set_ents: bool, factor_labels: bool, entity_loss_weight: float,
+    loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "JointParser":
     """Constituency parser, optionally with entities joined into its trees.
@@ -126,15 +110,10 @@ def make_joint_parser(
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
     register_extensions()
-    return JointParser(
-        nlp.vocab, model, name, ner=ner, spans_key=spans_key, set_ents=set_ents,
-        factor_labels=factor_labels, entity_loss_weight=entity_loss_weight, loss=loss,
-        margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
-        max_sentence_length=max_sentence_length, scorer=scorer,
-    )
+    return JointParser.from_factory(locals())
 
 
-class JointParser(StructuredComponent):
+class JointParser(WritesSpans, StructuredComponent):
     """Constituency trees (and entities in them) decoded by CKY."""
 
     default_name = "joint_parser"
@@ -154,9 +133,7 @@ class JointParser(StructuredComponent):
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """spans_key is a non-empty string; ner, set_ents and factor_labels
         are bools; entity_loss_weight a number >= 0; the loss one for trees."""
-        key = settings["spans_key"]
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        check_spans_key(name, settings)
         settings["ner"] = bool(settings["ner"])
         settings["set_ents"] = bool(settings["set_ents"])
         settings["factor_labels"] = bool(settings["factor_labels"])
@@ -183,10 +160,6 @@ class JointParser(StructuredComponent):
         """One scorer column per label part (label_parts.py)."""
         return LabelParts(labels, self.cfg["factor_labels"]).n_parts
 
-    @property
-    def spans_key(self) -> str:
-        """The `doc.spans` key entities are read from and written to."""
-        return str(self.cfg["spans_key"])
 
     missing_labels_message = (
         "found no constituents in the training examples; convert the treebank with "

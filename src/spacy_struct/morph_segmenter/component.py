@@ -33,6 +33,7 @@ from spacy.vocab import Vocab
 
 from .model import DEFAULT_PRIORS, MorphModel, MorphSettings
 from ..annotations import register_extensions
+from ..pipeline import prf_weights
 from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 from . import tuning
@@ -70,12 +71,7 @@ READABLE_LEXICON_FORMATS = (1, 2, 3)
     "morph_segmenter",
     assigns=["token._.morphs"],
     default_config={**MORPH_SEGMENTER_DEFAULTS, "scorer": {"@scorers": "spacy_struct.morph_segmenter_scorer.v1"}},
-    default_score_weights={
-        "morph_boundary_f": 1.0,
-        "morph_boundary_p": 0.0,
-        "morph_boundary_r": 0.0,
-        "morph_type_boundary_f": 0.0,
-    },
+    default_score_weights=prf_weights("morph_boundary", 1.0, morph_type_boundary_f=0.0),
 )
 def make_morph_segmenter(
     nlp: Language,

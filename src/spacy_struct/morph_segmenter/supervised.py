@@ -37,7 +37,7 @@ from thinc.api import Model
 from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL, MAX_WORD_LENGTH_ATTR, token_texts
-from ..pipeline import StructuredComponent, TokenMap, factory_config
+from ..pipeline import StructuredComponent, TokenMap, component_factory, prf_weights
 from ..structs.partitions import Partitions
 from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 
@@ -47,29 +47,15 @@ SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0, "max_word_length":
 MORPH_LABEL = "MORPH"
 
 
-@Language.factory(
-    "supervised_morph_segmenter",
-    assigns=["token._.morphs"],
-    default_config=factory_config(
-        DEFAULT_MORPH_SCORER_MODEL, SUPERVISED_DEFAULTS, "spacy_struct.morph_segmenter_scorer.v1"
-    ),
-    default_score_weights={
-        "morph_boundary_f": 1.0,
-        "morph_boundary_p": 0.0,
-        "morph_boundary_r": 0.0,
-        "morph_type_boundary_f": 0.0,
-    },
+@component_factory(
+    "supervised_morph_segmenter", ["token._.morphs"],
+    DEFAULT_MORPH_SCORER_MODEL, SUPERVISED_DEFAULTS, "spacy_struct.morph_segmenter_scorer.v1",
+    prf_weights("morph_boundary", 1.0, morph_type_boundary_f=0.0),
 )
 def make_supervised_morph_segmenter(
-    nlp: Language,
-    name: str,
-    model: Model,
-    max_morph_length: int,
-    max_word_length: int,
-    loss: str,
-    margin_cost: float,
-    max_unsegmented_length: int,
-    max_sentence_length: int,
+    nlp: Language, name: str, model: Model,
+    max_morph_length: int, max_word_length: int,
+    loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "SupervisedMorphSegmenter":
     """Morphological segmentation learned from gold morphs.
@@ -89,11 +75,7 @@ def make_supervised_morph_segmenter(
         (spacy_struct/pipeline/sentences.py).
     """
     register_extensions()
-    return SupervisedMorphSegmenter(
-        nlp.vocab, model, name, max_morph_length=max_morph_length, max_word_length=max_word_length, loss=loss,
-        margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
-        max_sentence_length=max_sentence_length, scorer=scorer,
-    )
+    return SupervisedMorphSegmenter.from_factory(locals())
 
 
 #: gold of one sentence: per token, its gold cuts or None (no gold)

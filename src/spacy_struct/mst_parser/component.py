@@ -26,7 +26,7 @@ from spacy.training import Example
 from thinc.api import Model
 
 from ..models import ParseScores, SentenceBatch, default_model_config
-from ..pipeline import StructuredComponent, factory_config, training_ranges
+from ..pipeline import StructuredComponent, component_factory, training_ranges
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
 from ..structs.siblings import SiblingTrees
@@ -60,36 +60,31 @@ DECODE_CHUNK_PARTS = 1 << 22
 MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False, "loss": "margin"}
 
 
-@Language.factory(
-    "mst_parser",
-    assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    default_config=factory_config(
-        DEFAULT_MST_PARSER_MODEL, MST_PARSER_DEFAULTS, "spacy_struct.mst_parser_scorer.v1"
-    ),
-    default_score_weights={
-        "dep_uas": 0.5,
-        "dep_las": 0.5,
-        "dep_las_per_type": None,
-        "sents_p": None,
-        "sents_r": None,
-        "sents_f": None,
-        "dep_conll_uas": None,
-        "dep_conll_las": None,
-        "dep_nonproj_p": None,
-        "dep_nonproj_r": 0.0,
-        "dep_nonproj_f": None,
-    },
+#: what `spacy train` weighs to pick the best model (None: reported only)
+MST_PARSER_SCORE_WEIGHTS = {
+    "dep_uas": 0.5,
+    "dep_las": 0.5,
+    "dep_las_per_type": None,
+    "sents_p": None,
+    "sents_r": None,
+    "sents_f": None,
+    "dep_conll_uas": None,
+    "dep_conll_las": None,
+    "dep_nonproj_p": None,
+    "dep_nonproj_r": 0.0,
+    "dep_nonproj_f": None,
+}
+
+
+@component_factory(
+    "mst_parser", ["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
+    DEFAULT_MST_PARSER_MODEL, MST_PARSER_DEFAULTS, "spacy_struct.mst_parser_scorer.v1",
+    MST_PARSER_SCORE_WEIGHTS,
 )
 def make_mst_parser(
-    nlp: Language,
-    name: str,
-    model: Model,
-    decoder: str,
-    multi_root: bool,
-    loss: str,
-    margin_cost: float,
-    max_unsegmented_length: int,
-    max_sentence_length: int,
+    nlp: Language, name: str, model: Model,
+    decoder: str, multi_root: bool,
+    loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "MSTParser":
     """Graph-based dependency parser (McDonald et al. 2005).
@@ -111,11 +106,7 @@ def make_mst_parser(
         (with a second-order model, at most SECOND_ORDER_MAX_LENGTH: its
         parts take (n+1)^3 memory).
     """
-    return MSTParser(
-        nlp.vocab, model, name, decoder=decoder, multi_root=multi_root, loss=loss,
-        margin_cost=margin_cost, max_unsegmented_length=max_unsegmented_length,
-        max_sentence_length=max_sentence_length, scorer=scorer,
-    )
+    return MSTParser.from_factory(locals())
 
 
 class MSTParser(StructuredComponent):

@@ -23,7 +23,9 @@ from spacy.training import Example
 from thinc.api import Model
 
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
-from ..pipeline import StructuredComponent, factory_config, missing_spans_message
+from ..pipeline import (
+    StructuredComponent, WritesSpans, check_spans_key, component_factory, missing_spans_message, prf_weights,
+)
 from ..structs.spans import LaminarSpans, first_crossing, outermost
 
 DEFAULT_NESTED_NER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
@@ -33,31 +35,15 @@ DEFAULT_NESTED_NER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 NESTED_NER_DEFAULTS = {"spans_key": "sc", "set_ents": False, "max_width": 0}
 
 
-@Language.factory(
-    "nested_ner",
-    assigns=["doc.spans", "doc.ents"],
-    default_config=factory_config(
-        DEFAULT_NESTED_NER_MODEL, NESTED_NER_DEFAULTS, "spacy_struct.nested_ner_scorer.v1"
-    ),
-    default_score_weights={
-        "spans_sc_f": 1.0,
-        "spans_sc_p": 0.0,
-        "spans_sc_r": 0.0,
-        "spans_sc_outer_r": None,
-        "spans_sc_inner_r": None,
-    },
+@component_factory(
+    "nested_ner", ["doc.spans", "doc.ents"],
+    DEFAULT_NESTED_NER_MODEL, NESTED_NER_DEFAULTS, "spacy_struct.nested_ner_scorer.v1",
+    prf_weights("spans_sc", 1.0, spans_sc_outer_r=None, spans_sc_inner_r=None),
 )
 def make_nested_ner(
-    nlp: Language,
-    name: str,
-    model: Model,
-    spans_key: str,
-    set_ents: bool,
-    loss: str,
-    margin_cost: float,
-    max_width: int,
-    max_unsegmented_length: int,
-    max_sentence_length: int,
+    nlp: Language, name: str, model: Model,
+    spans_key: str, set_ents: bool, max_width: int,
+    loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "NestedNER":
     """Nested named entities, decoded by CKY as a tree over each sentence.
@@ -73,15 +59,10 @@ def make_nested_ner(
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
-    return NestedNER(
-        nlp.vocab, model, name, spans_key=spans_key, set_ents=set_ents, loss=loss,
-        margin_cost=margin_cost, max_width=max_width,
-        max_unsegmented_length=max_unsegmented_length,
-        max_sentence_length=max_sentence_length, scorer=scorer,
-    )
+    return NestedNER.from_factory(locals())
 
 
-class NestedNER(StructuredComponent):
+class NestedNER(WritesSpans, StructuredComponent):
     """Nested entity recognizer: span scores and a CKY decoder."""
 
     default_name = "nested_ner"
@@ -91,9 +72,8 @@ class NestedNER(StructuredComponent):
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """spans_key is a non-empty string, max_width an int >= 0, set_ents a bool."""
-        key, width = settings["spans_key"], settings["max_width"]
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        check_spans_key(name, settings)
+        width = settings["max_width"]
         if isinstance(width, bool) or not isinstance(width, int) or width < 0:
             raise ValueError(f"{name}: max_width must be 0 (no limit) or positive, got {width!r}")
         settings["set_ents"] = bool(settings["set_ents"])
@@ -103,10 +83,6 @@ class NestedNER(StructuredComponent):
         """Laminar span sets, up to `max_width` words per span."""
         return LaminarSpans(max_width=self.cfg["max_width"])
 
-    @property
-    def spans_key(self) -> str:
-        """The `doc.spans` key gold is read from and predictions written to."""
-        return str(self.cfg["spans_key"])
 
     @property
     def missing_labels_message(self) -> str:

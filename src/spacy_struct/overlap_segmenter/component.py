@@ -32,7 +32,9 @@ from thinc.api import Model
 from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
-from ..pipeline import StructuredComponent, TokenMap, factory_config
+from ..pipeline import (
+    StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, prf_weights,
+)
 from ..structs.segments import GappedSegments, Segments
 from ..annotations.segments import get_segments, has_segments, set_segments
 
@@ -66,36 +68,16 @@ DEFAULT_THRESHOLDS = {"crf": float(np.log(0.5)), "multilabel_margin": 0.0}
 SEGMENT_LOSSES = tuple(DEFAULT_THRESHOLDS)
 
 
-@Language.factory(
-    "overlap_segmenter",
-    assigns=["doc.spans", "doc._.segments"],
-    default_config=factory_config(
-        DEFAULT_SEGMENTER_MODEL, SEGMENTER_DEFAULTS, "spacy_struct.overlap_segmenter_scorer.v1"
-    ),
-    default_score_weights={
-        "segments_f": 1.0,
-        "segments_p": 0.0,
-        "segments_r": 0.0,
-        "segments_discontinuous_f": None,
-        "segments_crossing_f": None,
-    },
+@component_factory(
+    "overlap_segmenter", ["doc.spans", "doc._.segments"],
+    DEFAULT_SEGMENTER_MODEL, SEGMENTER_DEFAULTS, "spacy_struct.overlap_segmenter_scorer.v1",
+    prf_weights("segments", 1.0, segments_discontinuous_f=None, segments_crossing_f=None),
 )
 def make_overlap_segmenter(
-    nlp: Language,
-    name: str,
-    model: Model,
-    spans_key: str,
-    threshold: Optional[float],
-    k: int,
-    max_gap: Optional[int],
-    contiguous: bool,
-    allow_overlap: bool,
-    allow_embedding: bool,
-    gapped_weight: float,
-    loss: str,
-    margin_cost: float,
-    max_unsegmented_length: int,
-    max_sentence_length: int,
+    nlp: Language, name: str, model: Model,
+    spans_key: str, threshold: Optional[float], k: int, max_gap: Optional[int], contiguous: bool,
+    allow_overlap: bool, allow_embedding: bool, gapped_weight: float,
+    loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "OverlapSegmenter":
     """Typed segments that may overlap, nest, cross and have gaps.
@@ -125,16 +107,10 @@ def make_overlap_segmenter(
         sentences the decoder runs over (see spacy_struct/pipeline/sentences.py).
     """
     register_extensions()
-    return OverlapSegmenter(
-        nlp.vocab, model, name, spans_key=spans_key, threshold=threshold, k=k,
-        max_gap=max_gap, contiguous=contiguous, allow_overlap=allow_overlap,
-        allow_embedding=allow_embedding, gapped_weight=gapped_weight, loss=loss, margin_cost=margin_cost,
-        max_unsegmented_length=max_unsegmented_length,
-        max_sentence_length=max_sentence_length, scorer=scorer,
-    )
+    return OverlapSegmenter.from_factory(locals())
 
 
-class OverlapSegmenter(StructuredComponent):
+class OverlapSegmenter(WritesSpans, StructuredComponent):
     """Overlapping, nested, crossing and discontinuous segments per sentence."""
 
     default_name = "overlap_segmenter"
@@ -147,9 +123,7 @@ class OverlapSegmenter(StructuredComponent):
         """spans_key a non-empty string; the decoding settings valid for
         `GappedSegments` (the loss, one for sets of segments, is checked by
         the base through `unsupported_losses`)."""
-        key = settings["spans_key"]
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"{name}: spans_key must be a non-empty string, got {key!r}")
+        check_spans_key(name, settings)
         threshold = settings["threshold"]
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, (int, float))
@@ -186,10 +160,6 @@ class OverlapSegmenter(StructuredComponent):
         """The gapped-segment structure under the configured restrictions."""
         return self._structure(self.cfg)
 
-    @property
-    def spans_key(self) -> str:
-        """The `doc.spans` key the contiguous segments are written to."""
-        return str(self.cfg["spans_key"])
 
     @property
     def missing_labels_message(self) -> str:

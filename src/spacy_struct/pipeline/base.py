@@ -1,25 +1,24 @@
-"""What every structured component does the same way, written once.
+"""`StructuredComponent`: what every structured component does the same way.
 
 A structured component reads gold from `Example`s, builds one structure per
 sentence, trains a scorer through a structured loss and writes annotations.
-Only reading the gold, decoding and writing are its own; the rest is here,
-in parts a component takes as it needs them:
+Only reading the gold, decoding and writing are its own; the rest is here
+and in the parts it is built from:
 
-- `SentenceBatching`: which token ranges a structure is built over
-  (`sentences.py`) and the `SentenceBatch` a scorer reads.
-- `LabelSet`: `labels`, `label_data`, `add_label`, and setting the label set
-  at initialization, with resizing checked through the output layer's `nO`
-  dimension (the layer the scorer names "output"), not through parameter
-  names.
-- `GoldErrors`: one format for errors about a training example, naming the
-  component, the example and its text; `MisalignedGold`: a count (and one
-  warning) of the gold that raw-text training cannot align.
-- `StructuredComponent`: a `TrainablePipe` with all of the above plus the
-  gradient training loop (`update`, `get_loss`, `initialize`) over a
-  registered loss (`spacy_struct.losses`) and the component's structure
-  object (`spacy_struct.structs`), and the settings contract: what was
-  learned (labels, and the settings that shape the model) comes from disk,
-  how to decode comes from the config.
+- `batching.py`, `SentenceBatching`: which token ranges a structure is
+  built over (`sentences.py`) and the `SentenceBatch` a scorer reads;
+- `labels.py`, `LabelSet`: `labels`, `add_label`, and setting the label set
+  at initialization, resized through the output layer's `nO`;
+- `gold.py`, `GoldErrors` and `MisalignedGold`: one format for errors about
+  a training example, and counts of gold left out of training;
+- `settings.py`: the shared settings and how a factory is declared.
+
+`StructuredComponent` adds the gradient training loop (`update`,
+`get_loss`, `initialize`) over a registered loss and the component's
+structure object, the default `predict` and per-word loss, the label and
+sentence lookups of gold reading, the word-bounded `pipe`, and the
+settings contract: what was learned (labels, and the settings that shape
+the model) comes from disk, how to decode comes from the config.
 
 A component without a gradient loss (morph_segmenter, a sampler that learns
 in `initialize`) is a plain spaCy `Pipe` and takes from here what fits.
@@ -39,25 +38,18 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer, set_dropout_rate
 
-from ..annotations.text import text_preview
 from ..losses import get_loss, loss_names
 from ..models.batch import SentenceBatch
 from ..structs.base import Structure
-from .sentences import Range, check_sentence_limits, sentence_ranges, training_ranges
+from .batching import SentenceBatching, word_bounded
+from .gold import GoldErrors, MisalignedGold
+from .labels import LabelSet
+from .sentences import Range, check_sentence_limits
+from .settings import SHARED_DEFAULTS, non_negative_number
 
 #: Version of the saved model layout. A pipeline saved with another one was
 #: built from another layer tree and cannot be loaded into this one.
 MODEL_FORMAT = 2
-
-#: The defaults of the settings every structured component takes, for the
-#: components' `default_config`: the best on every benchmark so far.
-SHARED_DEFAULTS: Dict[str, Any] = {
-    "loss": "crf",
-    "margin_cost": 1.0,
-    "max_unsegmented_length": 200,
-    "max_sentence_length": 512,
-}
-
 
 #: a score no healthy model reaches (they stay within a few hundred): past
 #: it the updates have blown the weights up, even while the loss is finite
@@ -66,225 +58,6 @@ MAX_SANE_SCORE = 1e6
 
 class TrainingDivergedError(FloatingPointError, ValueError):
     """The training's numbers blew up (NaN or infinite scores or loss)."""
-
-
-def non_negative_number(name: str, key: str, value: Any) -> float:
-    """`value` as a float; a ValueError naming component `name` and setting
-    `key` when it is not a finite number >= 0 (a bool is refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: {key} must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def factory_config(model: Any, own_defaults: Dict[str, Any], scorer: str) -> Dict[str, Any]:
-    """A structured component's `default_config` for `Language.factory`: its
-    default model, its own settings, the shared settings and the name of
-    its registered scorer, in the order `spacy init config` writes them. A
-    component's own default for a shared setting (mst_parser's loss) wins."""
-    shared = {key: value for key, value in SHARED_DEFAULTS.items() if key not in own_defaults}
-    return {"model": model, **own_defaults, **shared, "scorer": {"@scorers": scorer}}
-
-
-class SentenceBatching:
-    """Token ranges to build structures over, and the batch a scorer reads.
-
-    Needs `self.cfg` with "max_unsegmented_length" and "max_sentence_length".
-    """
-
-    cfg: Dict[str, Any]
-
-    #: whether the fall-back to rule-based sentences was announced already
-    _warned_rule_sentences = False
-    _warned_long_sentences = False
-    #: whether a short Doc without boundaries is cut by rule too (a parser:
-    #: one tree over several sentences is wrong) or kept whole (spans: a
-    #: span tree over a short text costs little and loses no entity to a
-    #: wrong cut)
-    rule_sentences = True
-
-    @property
-    def max_sentence_length(self) -> int:
-        """The longest range a structure is built over: the setting, or less
-        where a component's structure costs more than n x n memory."""
-        return self.cfg["max_sentence_length"]
-
-    @property
-    def sentence_length_note(self) -> str:
-        """Why `max_sentence_length` in force is below the setting ("" when
-        it is the setting), for the warning when a sentence is cut."""
-        return ""
-
-    def sentence_ranges(self, doc: Doc) -> List[Range]:
-        """The [start, end) token ranges of `doc` that get one structure each:
-        its sentences, or sentences by rule when it has no boundaries (with a
-        one-time warning when the rule cuts a doc in several)."""
-        ranges = sentence_ranges(
-            doc, self.cfg["max_unsegmented_length"], self.max_sentence_length,
-            by_rule=self.rule_sentences,
-        )
-        if (not self._warned_long_sentences and doc.has_annotation("SENT_START")
-                and any(not doc[start].is_sent_start for start, _ in ranges[1:])):
-            self._warned_long_sentences = True
-            warnings.warn(
-                f"{getattr(self, 'name', type(self).__name__)}: a sentence longer than "
-                f"{self.max_sentence_length} tokens (the max_sentence_length in force"
-                f"{self.sentence_length_note}) is cut into pieces, each decoded as a sentence of its own",
-                stacklevel=3,
-            )
-        if len(ranges) > 1 and not doc.has_annotation("SENT_START") and not self._warned_rule_sentences:
-            self._warned_rule_sentences = True
-            warnings.warn(
-                f"{getattr(self, 'name', type(self).__name__)}: a doc without sentence "
-                f"boundaries is cut into sentences by rule (after sentence-final "
-                f"punctuation and at blank lines); put a trained 'senter' (or a "
-                f"'sentencizer') before this component for better sentences",
-                stacklevel=3,
-            )
-        return ranges
-
-    def training_ranges(self, eg: Example) -> List[Range]:
-        """The ranges of `eg.predicted` to train over: the gold sentences."""
-        return training_ranges(
-            eg, self.cfg["max_unsegmented_length"], self.max_sentence_length
-        )
-
-    def make_batch(
-        self, docs: Sequence[Doc], ranges: Optional[Sequence[List[Range]]] = None
-    ) -> SentenceBatch:
-        """A SentenceBatch of `docs`, with the given ranges per doc or their own."""
-        if ranges is None:
-            ranges = [self.sentence_ranges(doc) for doc in docs]
-        sents = [(i, s, e) for i, rs in enumerate(ranges) for s, e in rs]
-        return SentenceBatch(list(docs), sents)
-
-
-class GoldErrors:
-    """One message format for a problem with a training example."""
-
-    name: str
-
-    def gold_error(self, index: int, eg: Example, problem: str) -> ValueError:
-        """A ValueError "<component>: example <index> ('<text>...'): <problem>"."""
-        return ValueError(f"{self.name}: example {index} ({preview(eg)}): {problem}")
-
-
-class MisalignedGold:
-    """Counts gold left out of training: because the predicted tokens cut it
-    differently from the reference (once per kind), or because the
-    component's settings make it one the decoder cannot predict; each is
-    announced in a warning the first time."""
-
-    name: str
-    _misaligned: Optional[Dict[str, int]] = None
-    _unrepresentable = 0
-
-    def count_unrepresentable(self, message: str) -> None:
-        """Count one gold item left out because the decoder cannot predict
-        it; `message` (what and why, naming the first example) is warned the
-        first time since `initialize`."""
-        if not self._unrepresentable:
-            warnings.warn(f"{self.name}: {message}; component.unrepresentable_gold counts them")
-        self._unrepresentable += 1
-
-    @property
-    def unrepresentable_gold(self) -> int:
-        """Gold items left out of training since `initialize` because the
-        component's settings exclude them (counted per reading)."""
-        return self._unrepresentable
-
-    def count_misaligned(self, what: str) -> None:
-        """Count one left-out gold item of kind `what` ("arcs", "spans", ...);
-        the first of each kind is announced in a warning."""
-        if self._misaligned is None:
-            self._misaligned = {}
-        if what not in self._misaligned:
-            warnings.warn(
-                f"{self.name}: some gold {what} are left out of training because the "
-                f"predicted tokens (the pipeline's tokenizer, gold_preproc = false) "
-                f"split the words differently from the reference; "
-                f"component.misaligned_gold counts them"
-            )
-        self._misaligned[what] = self._misaligned.get(what, 0) + 1
-
-    @property
-    def misaligned_gold(self) -> Dict[str, int]:
-        """How many gold items of each kind were left out for misalignment
-        since `initialize`, counted each time an example was read (so an
-        arc left out in every epoch counts once per epoch)."""
-        return dict(self._misaligned or {})
-
-
-class LabelSet:
-    """The label set in `cfg["labels"]`, sized into the scorer's "output" layer."""
-
-    cfg: Dict[str, Any]
-    model: Model
-    name: str
-
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        """The labels the component predicts, in the order of the output layer."""
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        """The labels, for `nlp.initialize(labels=...)` (`spacy init labels`)."""
-        return list(self.labels)
-
-    @property
-    def is_sized(self) -> bool:
-        """Whether the output layer's size (nO, the number of labels) is fixed."""
-        output = self.model.get_ref("output")
-        return output.has_dim("nO") is True
-
-    def add_label(self, label: str) -> int:
-        """Add a label before initialization.
-
-        label: a non-empty string.
-        RETURNS: 1 if the label was added, 0 if it was there already.
-        """
-        if not isinstance(label, str) or not label:
-            raise ValueError(f"{self.name}: a label must be a non-empty string, got {label!r}")
-        if label in self.cfg["labels"] or label in self.implicit_labels:
-            return 0
-        if self.is_sized:
-            raise ValueError(
-                f"{self.name}: cannot add label {label!r} to a component that is already "
-                f"initialized; initialize it again with data that has the label"
-            )
-        self.cfg["labels"].append(label)
-        return 1
-
-    #: labels the component writes without predicting them (mst_parser's ROOT)
-    implicit_labels: Tuple[str, ...] = ()
-
-    def set_labels(self, labels: Sequence[str]) -> None:
-        """Replace the label set and size the output layer to it.
-
-        Raises a ValueError for a label that is not a non-empty string, and
-        for a component whose output layer already has another size.
-        """
-        found = []
-        for label in labels:
-            if not isinstance(label, str) or not label:
-                raise ValueError(f"{self.name}: a label must be a non-empty string, got {label!r}")
-            if label not in self.implicit_labels and label not in found:
-                found.append(label)
-        output = self.model.get_ref("output")
-        width = self.output_width(found)
-        if self.is_sized and output.get_dim("nO") != width:
-            raise ValueError(
-                f"{self.name}: the component is already initialized with "
-                f"{output.get_dim('nO')} output columns and cannot be resized to {width} "
-                f"({len(found)} labels); add a new {self.name} component for the new label set"
-            )
-        self.cfg["labels"] = found
-        output.set_dim("nO", width)
-
-    def output_width(self, labels: Sequence[str]) -> int:
-        """The output layer's number of columns for `labels`: one per label,
-        unless the component scores its labels from shared parts."""
-        return len(labels)
 
 
 class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold, TrainablePipe):
@@ -355,6 +128,16 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         self.cfg: Dict[str, Any] = {
             "labels": [], "model_format": MODEL_FORMAT, "component": self.default_name, **values,
         }
+
+    @classmethod
+    def from_factory(cls, arguments: Dict[str, Any]) -> "StructuredComponent":
+        """The component from its factory's arguments (the factory passes
+        `locals()`): `nlp`, `name`, `model` and `scorer`, every other one a
+        setting. spaCy needs each setting in the factory's signature to
+        check the config; this keeps them from being spelled out twice."""
+        settings = dict(arguments)
+        nlp, name, model, scorer = (settings.pop(key) for key in ("nlp", "name", "model", "scorer"))
+        return cls(nlp.vocab, model, name, scorer=scorer, **settings)
 
     def check_settings(self, name: str, settings: Dict[str, Any]) -> None:
         """Check the component's own settings (and normalize them in place);
@@ -685,42 +468,3 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         self.model.initialize(X=self.make_batch(
             [eg.predicted for eg in sample], [self.training_ranges(eg) for eg in sample]
         ))
-
-
-def word_bounded(docs: Sequence[Doc], max_words: int) -> Iterator[List[Doc]]:
-    """`docs` in order, in consecutive groups of at most `max_words` words
-    (a doc longer than that alone)."""
-    group: List[Doc] = []
-    words = 0
-    for doc in docs:
-        if group and words + len(doc) > max_words:
-            yield group
-            group, words = [], 0
-        group.append(doc)
-        words += len(doc)
-    if group:
-        yield group
-
-
-def missing_spans_message(reference: Doc, key: str, alternative: str = "") -> str:
-    """Why a reference has no `doc.spans[key]`, for a gold error: another
-    key, or spaCy's reader having dropped every span group.
-    alternative: a further way out (e.g. "or ner = false ...")."""
-    found = sorted(reference.spans.keys())
-    why = (
-        f"its span keys are {found}; set spans_key to the key your corpus uses"
-        if found else
-        "it has no span groups at all. If the corpus has them, spaCy's reader "
-        "dropped them: with gold_preproc = true (on docs with sentence "
-        "boundaries, a one-word doc always) or max_length > 0 it cuts docs with "
-        "Span.as_doc, which keeps no doc.spans; read the corpus with "
-        "spacy_struct.SentenceDocs.v1, or store one sentence per doc without "
-        "boundaries"
-    )
-    return (f"the reference doc has no doc.spans[{key!r}]: {why}{alternative}. A doc "
-            f"without entities needs an empty group under the key")
-
-
-def preview(eg: Example) -> str:
-    """The start of an example's text, quoted, for error messages."""
-    return text_preview(eg.reference.text)
