@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import robust_pipelines
+from helpers import robust_pipelines
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.filterwarnings("ignore:.*cut into sentences by rule")
@@ -26,7 +26,7 @@ def test_every_pipeline_annotates_alike_under_spawn_and_pickles_after_use(pipeli
     Ray and Spark workers) pickles the pipeline into each worker: it must
     give the serial annotations, and the pipeline must pickle after use
     (morph_segmenter caches Cython state when it meets an unseen word)."""
-    run = subprocess.run([sys.executable, str(HERE / "robust_pipelines.py"), *map(str, pipelines.values())],
+    run = subprocess.run([sys.executable, str(HERE / "helpers" / "robust_pipelines.py"), *map(str, pipelines.values())],
                          capture_output=True, text=True, timeout=600)
     lines = [line for line in run.stdout.splitlines() if line]
     assert len(lines) == len(pipelines), run.stdout + run.stderr[-3000:]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Dict, List
 
-SAMPLE = Path(__file__).resolve().parent.parent / "corpus" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "corpus" / "sample"
 
 TINY_TOK2VEC = {
     "@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 32, "depth": 1,

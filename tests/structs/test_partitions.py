@@ -9,7 +9,7 @@ from spacy_struct.losses import get_loss
 from spacy_struct.structs import NoLegalStructureError
 from spacy_struct.structs.partitions import Partitions, partition_argmax, partition_marginals
 
-from brute_force_partitions import all_partitions, enumerate_marginals, hamming, partition_score
+from references.brute_force_partitions import all_partitions, enumerate_marginals, hamming, partition_score
 
 
 def random_scores(rng, m, forbid=0.0):

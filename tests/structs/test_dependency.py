@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brute_force_trees import all_trees, log_partition, marginals, tree_scores
+from references.brute_force_trees import all_trees, log_partition, marginals, tree_scores
 from spacy_struct.structs import dependency as D
 from spacy_struct.structs.arrays import NoLegalStructureError
 from spacy_struct.structs.reference import dependency as R

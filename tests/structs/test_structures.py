@@ -4,8 +4,8 @@ losses, written once over that protocol, against the same enumeration."""
 import numpy as np
 import pytest
 
-from brute_force_spans import enumerate_structures
-from brute_force_trees import all_trees
+from references.brute_force_spans import enumerate_structures
+from references.brute_force_trees import all_trees
 from spacy_struct import losses
 from spacy_struct.structs import DependencyTrees, LaminarSpans, SpanTrees, Structure
 

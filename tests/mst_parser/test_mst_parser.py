@@ -347,7 +347,7 @@ def test_parse_benchmark_summarises_seeds_by_mean_and_range(tmp_path):
 
 
 def test_parameter_averaging_reaches_the_scorer_and_the_labeler(sample_sentences):
-    from averaging import check_parameter_averaging
+    from helpers.averaging import check_parameter_averaging
 
     nlp = spacy.blank("en")
     nlp.add_pipe("mst_parser", config={"model": {**SMALL_MODEL, "context_width": 16}})

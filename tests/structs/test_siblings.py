@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brute_force_siblings import best, log_partition, marginals, parts_of
-from brute_force_trees import _reaches_root, all_trees
+from references.brute_force_siblings import best, log_partition, marginals, parts_of
+from references.brute_force_trees import _reaches_root, all_trees
 from spacy_struct.losses import get_loss
 from spacy_struct.structs import dependency as D
 from spacy_struct.structs import siblings as Sib

@@ -9,7 +9,7 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 
 from conftest import SAMPLE
-from grad_check import check_param_gradient, linear_objective
+from helpers.grad_check import check_param_gradient, linear_objective
 from spacy_struct.models.batch import SentenceBatch
 from spacy_struct.models.morph_scorer import build_morph_scorer
 from spacy_struct.morph_segmenter import set_morphs

@@ -11,8 +11,8 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from brute_force_segments import all_segments, segment_score
-from grad_check import check_param_gradient, linear_objective
+from references.brute_force_segments import all_segments, segment_score
+from helpers.grad_check import check_param_gradient, linear_objective
 from spacy_struct import losses
 from spacy_struct.convert.craft import CRAFTError, convert_file
 from spacy_struct.models.batch import SentenceBatch

@@ -10,7 +10,7 @@ from spacy_struct.structs import spans as S
 from spacy_struct.structs.arrays import NoLegalStructureError
 from spacy_struct.structs.reference import spans as R
 
-import brute_force_spans as B
+from references import brute_force_spans as B
 
 # (n, L) small enough to enumerate every structure quickly
 SIZES = {

@@ -193,7 +193,7 @@ def test_initializing_again_keeps_the_label_set_or_says_why_not():
 
 
 def test_parameter_averaging_reaches_every_span_scorer_parameter():
-    from averaging import check_parameter_averaging
+    from helpers.averaging import check_parameter_averaging
 
     nlp = spacy.blank("en")
     nlp.add_pipe("nested_ner", config={"model": SMALL_MODEL})

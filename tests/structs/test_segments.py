@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 from spacy_struct.structs.reference.segments import kbest_segments as ref_kbest
 from spacy_struct.structs.segments import Segments, kbest_segments, select_segments
 
-from brute_force_segments import all_segments, is_legal, kbest_scores, segment_score
+from references.brute_force_segments import all_segments, is_legal, kbest_scores, segment_score
 
 NEG = -np.inf
 

@@ -6,7 +6,7 @@ independently of `structs.siblings.tree_parts`.
 """
 import numpy as np
 
-from brute_force_trees import all_trees
+from references.brute_force_trees import all_trees
 
 
 def parts_of(heads):

@@ -24,7 +24,7 @@ from spacy_struct.annotations.brackets import (
     EMPTY, Node, chart_to_tree, constituents, tree_to_chart, without_entities,
 )
 
-from brute_force_spans import brute_log_partition, brute_marginals
+from references.brute_force_spans import brute_log_partition, brute_marginals
 from conftest import SHARED_DATA as DATA
 
 TREE = "(TOP (S (NP (DT The) (NN IL-2) (NN gene)) (VP (VBZ is) (VP (VBN expressed) (PP (IN in) (NP (NNS cells))))) (. .)))"

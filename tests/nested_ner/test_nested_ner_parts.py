@@ -9,8 +9,8 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from grad_check import check_param_gradient, linear_objective
-from brute_force_spans import brute_log_partition, enumerate_structures
+from helpers.grad_check import check_param_gradient, linear_objective
+from references.brute_force_spans import brute_log_partition, enumerate_structures
 from spacy_struct.convert.spans_jsonl import (
     SpansJSONLError,
     convert_file,

@@ -8,8 +8,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Model
 
-from brute_force_trees import _projective, all_trees, log_partition, marginals
-from grad_check import check_param_gradient
+from references.brute_force_trees import _projective, all_trees, log_partition, marginals
+from helpers.grad_check import check_param_gradient
 from spacy_struct import losses
 from spacy_struct.models._edge_features import edge_grads, edge_scores
 from spacy_struct.models.arc_scorer import ParseScores, build_biaffine_arc_scorer

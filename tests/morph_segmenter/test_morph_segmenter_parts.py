@@ -287,7 +287,7 @@ def _toy_sampler(seed=0, max_suffixes=2):
 
 
 def _reference(sampler, table, sentences, words, stage, tags=None, hyps=None):
-    from brute_force_morphs import log_joint, segmentation_of
+    from references.brute_force_morphs import log_joint, segmentation_of
 
     tags = list(sampler.tags_array) if tags is None else tags
     hyps = list(sampler.hyps_array) if hyps is None else hyps
@@ -331,7 +331,7 @@ def test_the_sampler_is_reproducible_and_keeps_clamped_types():
 
 
 def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
-    from brute_force_morphs import log_joint, segmentation_of
+    from references.brute_force_morphs import log_joint, segmentation_of
     from spacy_struct.morph_segmenter.hypotheses import build_hypotheses
 
     sampler, table, sentences, words = _toy_sampler()
