@@ -76,11 +76,9 @@ def parse_chart_label(name: str) -> ChartLabel:
     return chain, (entity if sep else None)
 
 
-@component_factory(
-    "joint_parser", ["doc.spans", "doc.ents", "token.is_sent_start"],
-    DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1",
-    {**prf_weights("constituents", 0.5), **prf_weights("spans_sc", 0.5)},
-)
+@component_factory("joint_parser", ["doc.spans", "doc.ents", "token.is_sent_start"],
+                   DEFAULT_JOINT_PARSER_MODEL, JOINT_PARSER_DEFAULTS, "spacy_struct.joint_parser_scorer.v1",
+                   {**prf_weights("constituents", 0.5), **prf_weights("spans_sc", 0.5)})
 def make_joint_parser(
     nlp: Language, name: str, model: Model,
     ner: bool, spans_key: str, set_ents: bool, factor_labels: bool, entity_loss_weight: float,

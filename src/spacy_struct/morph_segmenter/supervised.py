@@ -47,11 +47,9 @@ SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0, "max_word_length":
 MORPH_LABEL = "MORPH"
 
 
-@component_factory(
-    "supervised_morph_segmenter", ["token._.morphs"],
-    DEFAULT_MORPH_SCORER_MODEL, SUPERVISED_DEFAULTS, "spacy_struct.morph_segmenter_scorer.v1",
-    prf_weights("morph_boundary", 1.0, morph_type_boundary_f=0.0),
-)
+@component_factory("supervised_morph_segmenter", ["token._.morphs"],
+                   DEFAULT_MORPH_SCORER_MODEL, SUPERVISED_DEFAULTS, "spacy_struct.morph_segmenter_scorer.v1",
+                   prf_weights("morph_boundary", 1.0, morph_type_boundary_f=0.0))
 def make_supervised_morph_segmenter(
     nlp: Language, name: str, model: Model,
     max_morph_length: int, max_word_length: int,

@@ -76,11 +76,9 @@ MST_PARSER_SCORE_WEIGHTS = {
 }
 
 
-@component_factory(
-    "mst_parser", ["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    DEFAULT_MST_PARSER_MODEL, MST_PARSER_DEFAULTS, "spacy_struct.mst_parser_scorer.v1",
-    MST_PARSER_SCORE_WEIGHTS,
-)
+@component_factory("mst_parser", ["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
+                   DEFAULT_MST_PARSER_MODEL, MST_PARSER_DEFAULTS, "spacy_struct.mst_parser_scorer.v1",
+                   MST_PARSER_SCORE_WEIGHTS)
 def make_mst_parser(
     nlp: Language, name: str, model: Model,
     decoder: str, multi_root: bool,

@@ -35,11 +35,9 @@ DEFAULT_NESTED_NER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 NESTED_NER_DEFAULTS = {"spans_key": "sc", "set_ents": False, "max_width": 0}
 
 
-@component_factory(
-    "nested_ner", ["doc.spans", "doc.ents"],
-    DEFAULT_NESTED_NER_MODEL, NESTED_NER_DEFAULTS, "spacy_struct.nested_ner_scorer.v1",
-    prf_weights("spans_sc", 1.0, spans_sc_outer_r=None, spans_sc_inner_r=None),
-)
+@component_factory("nested_ner", ["doc.spans", "doc.ents"],
+                   DEFAULT_NESTED_NER_MODEL, NESTED_NER_DEFAULTS, "spacy_struct.nested_ner_scorer.v1",
+                   prf_weights("spans_sc", 1.0, spans_sc_outer_r=None, spans_sc_inner_r=None))
 def make_nested_ner(
     nlp: Language, name: str, model: Model,
     spans_key: str, set_ents: bool, max_width: int,

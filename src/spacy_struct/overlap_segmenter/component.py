@@ -68,11 +68,9 @@ DEFAULT_THRESHOLDS = {"crf": float(np.log(0.5)), "multilabel_margin": 0.0}
 SEGMENT_LOSSES = tuple(DEFAULT_THRESHOLDS)
 
 
-@component_factory(
-    "overlap_segmenter", ["doc.spans", "doc._.segments"],
-    DEFAULT_SEGMENTER_MODEL, SEGMENTER_DEFAULTS, "spacy_struct.overlap_segmenter_scorer.v1",
-    prf_weights("segments", 1.0, segments_discontinuous_f=None, segments_crossing_f=None),
-)
+@component_factory("overlap_segmenter", ["doc.spans", "doc._.segments"],
+                   DEFAULT_SEGMENTER_MODEL, SEGMENTER_DEFAULTS, "spacy_struct.overlap_segmenter_scorer.v1",
+                   prf_weights("segments", 1.0, segments_discontinuous_f=None, segments_crossing_f=None))
 def make_overlap_segmenter(
     nlp: Language, name: str, model: Model,
     spans_key: str, threshold: Optional[float], k: int, max_gap: Optional[int], contiguous: bool,
