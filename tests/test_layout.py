@@ -46,7 +46,7 @@ def test_no_component_imports_another(folder):
     assert not bad, bad
 
 
-@pytest.mark.parametrize("folder", ["convert", "annotations", "pipeline", "models", "structs"])
+@pytest.mark.parametrize("folder", ["convert", "annotate", "annotations", "pipeline", "models", "structs"])
 def test_lower_layers_and_converters_import_no_component(folder):
     bad = [f"{path.relative_to(PACKAGE)}:{line} imports {target}/"
            for path in _modules(folder) for target, line in _imported_folders(path) if target in COMPONENTS]

@@ -7,6 +7,8 @@ python -m spacy_struct convert ptb INPUT OUTPUT [--lang en]
 python -m spacy_struct convert joint-jsonl INPUT OUTPUT [--spans-key sc] [--lang en]
 python -m spacy_struct convert sigmorphon INPUT OUTPUT [--level word|sentence]
 python -m spacy_struct convert ud-morphs INPUT OUTPUT
+python -m spacy_struct annotate PIPELINE INPUT OUTPUT [--engine local|ray] [--n-process 1] [--workers 2]
+    [--batch-size 64] [--address ADDRESS] [--shard-size 1000] [--max-chars 100000] [--code FILE] [--no-progress]
 """
 from __future__ import annotations
 
@@ -18,6 +20,20 @@ from pathlib import Path
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spacy_struct")
     sub = parser.add_subparsers(dest="command", required=True)
+    annotate = sub.add_parser("annotate", help="a pipeline over a corpus, into shards of .spacy and JSONL")
+    annotate.add_argument("pipeline", help="path of a trained pipeline")
+    annotate.add_argument("input", help="a file, a folder or a glob of JSONL ({id, text, ...}) or text "
+                                        "(a document per line), gzipped or not")
+    annotate.add_argument("output", type=Path, help="folder of shards and manifest.json (a re-run resumes)")
+    annotate.add_argument("--engine", choices=("local", "ray"), default="local")
+    annotate.add_argument("--n-process", type=int, default=1, help="local engine: processes")
+    annotate.add_argument("--workers", type=int, default=2, help="ray engine: actors, one CPU each")
+    annotate.add_argument("--batch-size", type=int, default=64, help="documents per nlp.pipe / Ray batch")
+    annotate.add_argument("--address", default=None, help="ray engine: a cluster to join (default: a local Ray)")
+    annotate.add_argument("--shard-size", type=int, default=1000, help="records per output shard")
+    annotate.add_argument("--max-chars", type=int, default=100_000, help="longer texts go to the errors file")
+    annotate.add_argument("--code", default=None, help="a Python file registering the pipeline's custom functions")
+    annotate.add_argument("--no-progress", action="store_true", help="no progress bar")
     convert = sub.add_parser("convert", help="corpus files to .spacy")
     formats = convert.add_subparsers(dest="format", required=True)
     conllu = formats.add_parser("conllu", help="CoNLL-U (plain or .gz), gold tokenization")
@@ -78,6 +94,22 @@ def main(argv=None) -> int:
     ud_morphs.add_argument("output", type=Path, help=".spacy file to write")
     args = parser.parse_args(argv)
 
+    if args.command == "annotate":
+        from .annotate import annotate as run_annotate
+
+        try:
+            totals = run_annotate(
+                args.pipeline, args.input, args.output, engine=args.engine, n_process=args.n_process,
+                workers=args.workers, batch_size=args.batch_size, address=args.address,
+                shard_size=args.shard_size, max_chars=args.max_chars, code=args.code,
+                progress=not args.no_progress,
+            )
+        except (ValueError, OSError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.input} -> {args.output}: {totals['records']:,} records, {totals['docs']:,} annotated, "
+              f"{totals['errors']:,} in the errors files, {totals['shards']} shards")
+        return 0
     if args.command == "convert" and args.format == "conllu":
         from .convert.conllu import CoNLLUError, convert_file
 

@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
+python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--output FILE [--section NAME]]
 python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
 python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
@@ -133,6 +134,12 @@ def main(argv=None) -> int:
                    help="a morph_segmenter setting other than its default, e.g. max_suffixes=4 (repeatable)")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = measurement("scale", help="documents/s of nlp.pipe, annotate --engine local -n 2, --engine ray 1|2 workers")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE")
+    p.add_argument("--texts", type=Path, nargs="+", required=True, help=".spacy corpora whose sentences are the texts")
+    p.add_argument("--n", type=int, default=20000)
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="scale")
     p = measurement("memory", help="peak memory of a large nlp.pipe, each case in a fresh process")
     p.add_argument("--docs", type=int, default=400)
     p.add_argument("--output", type=Path)
@@ -170,6 +177,24 @@ def main(argv=None) -> int:
         from .joint import write_trees
 
         print(f"{write_trees(args.input, args.output)} trees -> {args.output}")
+        return 0
+    if args.what == "scale":
+        from . import scale
+
+        texts = scale.sentence_texts(args.texts, args.n)
+        results = {}
+        for spec in args.systems:
+            label, path = spec.split("=", 1)
+            results[label] = scale.measure(path, texts)
+            print(label, results[label], flush=True)
+        words = sum(len(t.split()) for t in texts)
+        text = (scale.format_table(results, len(texts)) + f"\n\nTexts: the first {len(texts):,} sentences of "
+                f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
+                f"pipeline's own tokenizer; batch size 64; annotate writes shards of 2,000 (DocBin and JSONL). "
+                f"Each Ray run starts its own local Ray (included in its seconds). {threads_phrase()}. {machine_line()}\n")
+        print(text)
+        if args.output:
+            write_results(args.output, args.section, text)
         return 0
     if args.what == "memory":
         from . import memory

@@ -1,0 +1,118 @@
+"""What `annotate` writes: a folder of shards and a manifest.
+
+Per shard `shard-NNNNN`: `.spacy` (a DocBin with store_user_data, so trees,
+segments and morphs survive), `.jsonl` (per record its id, its carried
+fields and `doc_to_json` of its doc, in input order) and `.errors.jsonl`
+(per bad record its id and reason). Each file is written to a temporary
+name and renamed when complete, and the shard is added to
+`manifest.json` (rewritten the same way) only after all three exist: a run
+that stops leaves whole shards, and a re-run skips exactly those.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from spacy.tokens import Doc, DocBin
+
+MANIFEST = "manifest.json"
+
+
+def shard_name(index: int) -> str:
+    return f"shard-{index:05d}"
+
+
+def pipeline_info(nlp, path: str) -> Dict[str, Any]:
+    """What identifies the pipeline a run used: its name, version, path and
+    a hash of its config (a re-run with another pipeline is refused)."""
+    config = nlp.config.to_str()
+    return {"name": nlp.meta.get("name"), "version": nlp.meta.get("version"), "path": str(path),
+            "pipeline": list(nlp.pipe_names), "config_sha256": hashlib.sha256(config.encode("utf8")).hexdigest()}
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Manifest:
+    """The run's manifest: the settings a resumed run must share, and the
+    shards done (name, records, docs, errors, first and last id)."""
+
+    def __init__(self, folder: Path, settings: Dict[str, Any]) -> None:
+        self.folder = folder
+        self.path = folder / MANIFEST
+        self.settings = settings
+        self.shards: List[Dict[str, Any]] = []
+        if self.path.exists():
+            saved = json.loads(self.path.read_text(encoding="utf8"))
+            if saved.get("settings") != settings:
+                differ = sorted(k for k in set(saved.get("settings", {})) | set(settings)
+                                if saved.get("settings", {}).get(k) != settings.get(k))
+                raise ValueError(
+                    f"annotate: {self.path} was written by a run with other settings ({', '.join(differ)}); "
+                    f"write to a new folder, or delete it to start over"
+                )
+            self.shards = [s for s in saved.get("shards", []) if self._complete(s["name"])]
+
+    def _complete(self, name: str) -> bool:
+        return all((self.folder / f"{name}{ending}").exists() for ending in (".spacy", ".jsonl", ".errors.jsonl"))
+
+    def done(self, name: str) -> bool:
+        return any(s["name"] == name for s in self.shards)
+
+    def add(self, entry: Dict[str, Any]) -> None:
+        self.shards = [s for s in self.shards if s["name"] != entry["name"]] + [entry]
+        self.shards.sort(key=lambda s: s["name"])
+        self.save()
+
+    def save(self) -> None:
+        totals = {key: sum(s[key] for s in self.shards) for key in ("records", "docs", "errors")}
+        data = {"settings": self.settings, "totals": totals, "shards": self.shards}
+        _atomic_write(self.path, json.dumps(data, indent=1).encode("utf8"))
+
+
+def write_shard(folder: Path, name: str, rows: Sequence[Dict[str, Any]], docs: Sequence[Doc],
+                errors: Sequence[Dict[str, str]], records: int) -> Dict[str, Any]:
+    """Write one shard's three files atomically; RETURNS its manifest entry.
+
+    rows: per annotated record {"id", fields..., "annotations"}; docs: their
+    docs in the same order; errors: {"id", "reason"} per bad record.
+    """
+    docbin = DocBin(store_user_data=True)
+    for doc in docs:
+        docbin.add(doc)
+    _atomic_write(folder / f"{name}.spacy", docbin.to_bytes())
+    _atomic_write(folder / f"{name}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf8"))
+    _atomic_write(folder / f"{name}.errors.jsonl",
+                  "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errors).encode("utf8"))
+    ids = [r["id"] for r in rows]
+    return {"name": name, "records": records, "docs": len(docs), "errors": len(errors),
+            "first_id": ids[0] if ids else None, "last_id": ids[-1] if ids else None}
+
+
+def read_rows(folder: Path) -> List[Dict[str, Any]]:
+    """Every annotated record of a finished run, in shard order."""
+    rows: List[Dict[str, Any]] = []
+    for path in sorted(folder.glob("shard-*.jsonl")):
+        if path.name.endswith(".errors.jsonl"):
+            continue
+        rows.extend(json.loads(line) for line in path.read_text(encoding="utf8").splitlines() if line)
+    return rows
+
+
+def read_errors(folder: Path) -> List[Dict[str, str]]:
+    """Every bad record of a finished run, in shard order."""
+    out: List[Dict[str, str]] = []
+    for path in sorted(folder.glob("shard-*.errors.jsonl")):
+        out.extend(json.loads(line) for line in path.read_text(encoding="utf8").splitlines() if line)
+    return out
+
+
