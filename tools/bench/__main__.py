@@ -192,19 +192,13 @@ def main(argv=None) -> int:
                 f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
                 f"pipeline's own tokenizer; batch size 64; annotate writes shards of 2,000 (DocBin and JSONL). "
                 f"Each Ray run starts its own local Ray (included in its seconds). {threads_phrase()}. {machine_line()}\n")
-        print(text)
-        if args.output:
-            write_results(args.output, args.section, text)
-        return 0
+        return emit(text, args)
     if args.what == "memory":
         from . import memory
 
         results = memory.evaluate(args.docs)
         text = memory.format_table(results, args.docs) + f"\n\n{memory.about(args.docs)} {machine_line()}\n"
-        print(text)
-        if args.output:
-            write_results(args.output, args.section, text)
-        return 0
+        return emit(text, args)
     if args.what == "segment-probe":
         from .segment_probe import probe
 
@@ -251,10 +245,7 @@ def main(argv=None) -> int:
                      + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only "
                         "to pick the best checkpoint). " if args.supervised else ". "))
         text = f"{title}\n\n" + morph.format_table(rows, cue) + about + f"{machine_line()}\n"
-        print(text)
-        if args.output:
-            write_results(args.output, args.section, text)
-        return 0
+        return emit(text, args)
     if args.what in ("parse", "spans", "segments", "joint"):
         from .systems import parse_spec
 
@@ -291,10 +282,7 @@ def main(argv=None) -> int:
                    f"{speed}. "
                    f"Budget: the training column. {machine_line()}")
         text = (f"#### {args.title}\n\n" if args.title else "") + table + f"\n\n{machine}\n"
-        print(text)
-        if args.output:
-            write_results(args.output, args.section, text)
-        return 0
+        return emit(text, args)
 
     if args.what == "matrix-tree":
         from . import matrix_tree
@@ -342,6 +330,14 @@ def machine_line() -> str:
     return (f"Machine: {platform.machine()}, {os.cpu_count()} cores, no GPU, Python "
             f"{platform.python_version()}, {libs}{threads}; "
             f"{datetime.date.today().isoformat()}.")
+
+
+def emit(text: str, args) -> int:
+    """Print a result, and write it into its results page when --output is given."""
+    print(text)
+    if getattr(args, "output", None):
+        write_results(args.output, args.section, text)
+    return 0
 
 
 def write_results(path: Path, section: str, text: str) -> None:

@@ -5,18 +5,15 @@ file with their ids (records.py), progress in documents per second.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
-from spacy.tokens import Doc
-
-from .engines import LocalEngine, RayEngine
-from .output import Manifest, pipeline_info, shard_name, write_shard
-from .records import BadRecord, Record, input_files, read_records
+from .engines import LocalEngine, RayEngine, load_pipeline
+from .output import Manifest, pipeline_info, shard_name
+from .records import input_files, raw_lines
 
 __all__ = ["annotate"]
 
@@ -52,51 +49,26 @@ def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "loc
             raise ValueError(f"annotate: --{key.replace('_', '-')} must be a positive integer, got {value!r}")
     files = input_files(input_spec)
     output.mkdir(parents=True, exist_ok=True)
-    runner = (LocalEngine(pipeline, code, n_process, batch_size) if engine == "local"
-              else RayEngine(pipeline, code, workers, batch_size, address))
-    nlp = runner.nlp if engine == "local" else _load_for_writing(pipeline, code)
+    runner = (LocalEngine(pipeline, code, output, n_process, batch_size, max_chars) if engine == "local"
+              else RayEngine(pipeline, code, output, workers, batch_size, max_chars, address))
+    nlp = runner.nlp if engine == "local" else load_pipeline(pipeline, code)
     settings = {"pipeline": pipeline_info(nlp, pipeline), "input": [str(f) for f in files],
                 "shard_size": shard_size, "max_chars": max_chars}
     manifest = Manifest(output, settings)
-    planned: Dict[int, List] = {}
 
-    def todo() -> Iterator[Tuple[int, List[str]]]:
-        for index, items in _shards(read_records(files, max_chars), shard_size):
-            if manifest.done(shard_name(index)):
-                continue
-            planned[index] = items
-            yield index, [item.text for item in items if isinstance(item, Record)]
+    def todo() -> Iterator[Tuple[int, list]]:
+        for index, lines in _shards(raw_lines(files), shard_size):
+            if not manifest.done(shard_name(index)):
+                yield index, lines
 
     meter = _Progress(progress, skipped=sum(s["records"] for s in manifest.shards))
-    for index, results in runner.run(todo()):
-        items = planned.pop(index)
-        rows, docs, errors = [], [], []
-        annotated = iter(results)
-        for item in items:
-            if isinstance(item, BadRecord):
-                errors.append({"id": item.id, "reason": item.reason})
-                continue
-            doc_bytes, text = next(annotated)
-            if doc_bytes is None:
-                errors.append({"id": item.id, "reason": text})
-                continue
-            docs.append(Doc(nlp.vocab).from_bytes(doc_bytes))
-            rows.append({"id": item.id, **item.fields, "annotations": json.loads(text)})
-        manifest.add(write_shard(output, shard_name(index), rows, docs, errors, len(items)))
-        meter.update(len(items))
+    for entry in runner.run(todo()):
+        manifest.add(entry)
+        meter.update(entry["records"])
     manifest.save()
-    runner.close()
     meter.close()
     return {"records": sum(s["records"] for s in manifest.shards), "docs": sum(s["docs"] for s in manifest.shards),
             "errors": sum(s["errors"] for s in manifest.shards), "shards": len(manifest.shards)}
-
-
-def _load_for_writing(pipeline: str, code: Optional[str]):
-    """The pipeline in the driver of a Ray run: its vocab reads the workers'
-    docs back, its config identifies the run."""
-    from .engines import load_pipeline
-
-    return load_pipeline(pipeline, code)
 
 
 class _Progress:

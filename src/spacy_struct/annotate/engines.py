@@ -1,9 +1,11 @@
-"""How records become annotated docs: on this machine (`nlp.pipe`, the
-default) or on Ray Data (`--engine ray`, an optional extra).
+"""Who annotates a shard: this machine (`nlp.pipe`, the default) or Ray
+Data's actors (`--engine ray`, an optional extra).
 
-Both return, per record, the doc's bytes and its plain-JSON annotations, or
-an error (the pipeline failed on that record: it goes to the errors file
-and the run goes on).
+A shard is the unit of work. Whoever annotates it also writes its files
+(`output.write_shard`, atomically) and returns its manifest entry, so the
+driver only plans shards and records the finished ones: with Ray the
+serializing is spread over the workers too, and a worker that dies is
+restarted and its shard done again from the start, written once.
 """
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..annotations import doc_to_json, register_extensions
+from .output import shard_name, write_shard
+from .records import BadRecord, RawLine, Record, parse_line
 
-#: (doc bytes, its annotations as JSON text) or (None, the error)
-Result = Tuple[Optional[bytes], str]
+#: a shard to annotate: (its index, its input lines, unparsed)
+Shard = Tuple[int, List[RawLine]]
 
 
 def import_code(path: Optional[str]) -> None:
@@ -41,24 +45,42 @@ def load_pipeline(path: str, code: Optional[str] = None):
     return spacy.load(path)
 
 
-def _result(doc) -> Result:
-    return doc.to_bytes(), json.dumps(doc_to_json(doc), ensure_ascii=False)
-
-
-def annotate_texts(nlp, texts: Sequence[str], batch_size: int, n_process: int = 1) -> List[Result]:
-    """Every text through the pipeline; where the pipeline fails on a batch,
-    its texts are run one by one, so only the failing ones are errors."""
+def annotate_docs(nlp, texts: List[str], batch_size: int, n_process: int = 1) -> List[Any]:
+    """Every text through the pipeline: its doc, or the error (a string)
+    where the pipeline fails on it. A batch that fails is run text by text,
+    so only the failing texts are errors."""
     try:
-        return [_result(doc) for doc in nlp.pipe(texts, batch_size=batch_size, n_process=n_process)]
+        return list(nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
     except Exception:  # found out below, text by text
         pass
-    out: List[Result] = []
+    out: List[Any] = []
     for text in texts:
         try:
-            out.append(_result(nlp(text)))
+            out.append(nlp(text))
         except Exception as err:  # reported per record, the run goes on
-            out.append((None, f"the pipeline failed: {type(err).__name__}: {err}"))
+            out.append(f"the pipeline failed: {type(err).__name__}: {err}")
     return out
+
+
+def annotate_shard(nlp, folder: Path, index: int, lines: List[RawLine], batch_size: int, max_chars: int,
+                   n_process: int = 1) -> Dict[str, Any]:
+    """Parse and annotate one shard's input lines and write its files;
+    RETURNS its manifest entry."""
+    items = [parse_line(line, max_chars) for line in lines]
+    records = [item for item in items if isinstance(item, Record)]
+    results = iter(annotate_docs(nlp, [r.text for r in records], batch_size, n_process))
+    rows, docs, errors = [], [], []
+    for item in items:
+        if isinstance(item, BadRecord):
+            errors.append({"id": item.id, "reason": item.reason})
+            continue
+        result = next(results)
+        if isinstance(result, str):
+            errors.append({"id": item.id, "reason": result})
+            continue
+        docs.append(result)
+        rows.append({"id": item.id, **item.fields, "annotations": doc_to_json(result)})
+    return write_shard(folder, shard_name(index), rows, docs, errors, len(items))
 
 
 class LocalEngine:
@@ -66,48 +88,56 @@ class LocalEngine:
 
     name = "local"
 
-    def __init__(self, path: str, code: Optional[str], n_process: int, batch_size: int) -> None:
+    def __init__(self, path: str, code: Optional[str], folder: Path, n_process: int, batch_size: int,
+                 max_chars: int) -> None:
         self.nlp = load_pipeline(path, code)
-        self.n_process, self.batch_size = n_process, batch_size
+        self.folder, self.n_process, self.batch_size, self.max_chars = folder, n_process, batch_size, max_chars
 
-    def run(self, shards: Iterable[Tuple[int, List[str]]]) -> Iterator[Tuple[int, List[Result]]]:
-        """Per shard (index, texts) in order: (index, results in order)."""
-        for index, texts in shards:
-            yield index, annotate_texts(self.nlp, texts, self.batch_size, self.n_process)
-
-    def close(self) -> None:
-        pass
+    def run(self, shards: Iterable[Shard]) -> Iterator[Dict[str, Any]]:
+        """Annotate and write each shard in order; yield its manifest entry."""
+        for index, lines in shards:
+            yield annotate_shard(self.nlp, self.folder, index, lines, self.batch_size, self.max_chars,
+                                 self.n_process)
 
 
-class Annotator:
+def _pack(lines: List[RawLine]) -> Dict[str, Any]:
+    """A shard's lines as two columns: where each comes from (JSON), and
+    their bytes joined by newlines (a line holds none)."""
+    return {"where": json.dumps([[name, number, jsonl] for name, number, jsonl, _ in lines]),
+            "data": b"\n".join(raw for *_, raw in lines)}
+
+
+def _unpack(where: str, data: bytes) -> List[RawLine]:
+    return [(name, number, jsonl, raw) for (name, number, jsonl), raw in zip(json.loads(where), data.split(b"\n"))]
+
+
+class ShardAnnotator:
     """Ray Data's callable class: each actor loads the pipeline once, from
     its path (a pipeline object is never shipped through the object store),
-    and annotates batches of records."""
+    and annotates and writes whole shards."""
 
-    def __init__(self, path: str, code: Optional[str], batch_size: int) -> None:
+    def __init__(self, path: str, code: Optional[str], folder: str, batch_size: int, max_chars: int) -> None:
         self.nlp = load_pipeline(path, code)
-        self.batch_size = batch_size
+        self.folder, self.batch_size, self.max_chars = Path(folder), batch_size, max_chars
 
-    def __call__(self, batch: Dict[str, "object"]) -> Dict[str, list]:
-        texts = [str(t) for t in batch["text"]]
-        results = annotate_texts(self.nlp, texts, self.batch_size)
-        return {"shard": list(batch["shard"]), "position": list(batch["position"]),
-                "doc": [doc if doc is not None else b"" for doc, _ in results],
-                "result": [text for _, text in results],
-                "ok": [doc is not None for doc, _ in results]}
+    def __call__(self, batch: Dict[str, Any]) -> Dict[str, list]:
+        entries = []
+        for index, where, data in zip(batch["shard"], batch["where"], batch["data"]):
+            lines = _unpack(str(where), bytes(data))
+            entry = annotate_shard(self.nlp, self.folder, int(index), lines, self.batch_size, self.max_chars)
+            entries.append(json.dumps(entry))
+        return {"entry": entries}
 
 
 class RayEngine:
-    """Ray Data: the records of a window of shards as a dataset,
-    `map_batches` over a pool of `workers` actors, results in input order.
-    A worker that dies is restarted and its batch run again (Ray's task
-    retries), and shards are written by this process only once whole, so
-    nothing is lost or written twice."""
+    """Ray Data: windows of shards as datasets of one row per shard,
+    `map_batches` of one shard per call over a pool of `workers` actors
+    (one CPU each). A dead actor is restarted and its shard run again."""
 
     name = "ray"
 
-    def __init__(self, path: str, code: Optional[str], workers: int, batch_size: int,
-                 address: Optional[str], window: int = 8) -> None:
+    def __init__(self, path: str, code: Optional[str], folder: Path, workers: int, batch_size: int,
+                 max_chars: int, address: Optional[str]) -> None:
         try:
             import ray
         except ImportError:
@@ -119,12 +149,15 @@ class RayEngine:
                      runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}})
         logging.getLogger("ray.data").setLevel(logging.WARNING)  # its per-dataset INFO lines
         context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True
         context.enable_progress_bars = False
-        self.path, self.code, self.workers, self.batch_size, self.window = path, code, workers, batch_size, window
+        self.path, self.code, self.folder = path, code, folder
+        self.workers, self.batch_size, self.max_chars = workers, batch_size, max_chars
+        #: shards per dataset: many per actor, so the actors' start (loading
+        #: the pipeline) is paid rarely, and the driver holds one window
+        self.window = 16 * workers
 
-    def run(self, shards: Iterable[Tuple[int, List[str]]]) -> Iterator[Tuple[int, List[Result]]]:
-        pending: List[Tuple[int, List[str]]] = []
+    def run(self, shards: Iterable[Shard]) -> Iterator[Dict[str, Any]]:
+        pending: List[Shard] = []
         for shard in shards:
             pending.append(shard)
             if len(pending) == self.window:
@@ -133,27 +166,15 @@ class RayEngine:
         if pending:
             yield from self._run_window(pending)
 
-    def _run_window(self, shards: List[Tuple[int, List[str]]]) -> Iterator[Tuple[int, List[Result]]]:
-        items = [{"shard": index, "position": k, "text": text} for index, texts in shards for k, text in enumerate(texts)]
-        dataset = self.ray.data.from_items(items, override_num_blocks=max(1, len(items) // self.batch_size))
+    def _run_window(self, shards: List[Shard]) -> Iterator[Dict[str, Any]]:
+        rows = [{"shard": index, **_pack(lines)} for index, lines in shards]
+        dataset = self.ray.data.from_items(rows, override_num_blocks=len(rows))
         annotated = dataset.map_batches(
-            Annotator, fn_constructor_kwargs={"path": self.path, "code": self.code, "batch_size": self.batch_size},
-            batch_size=self.batch_size, concurrency=self.workers, num_cpus=1,
-            max_restarts=-1, max_task_retries=-1,  # a dead actor is restarted and its batch run again
+            ShardAnnotator,
+            fn_constructor_kwargs={"path": self.path, "code": self.code, "folder": str(self.folder),
+                                   "batch_size": self.batch_size, "max_chars": self.max_chars},
+            batch_size=1, compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
+            num_cpus=1, max_restarts=-1, max_task_retries=-1,  # a dead actor is restarted, its shard redone
         )
-        results: Dict[int, Dict[int, Result]] = {index: {} for index, _ in shards}
-        sizes = {index: len(texts) for index, texts in shards}
-        done = set()
         for row in annotated.iter_rows():
-            shard, position = int(row["shard"]), int(row["position"])
-            results[shard][position] = (bytes(row["doc"]), row["result"]) if row["ok"] else (None, row["result"])
-            if len(results[shard]) == sizes[shard] and shard not in done:
-                done.add(shard)
-                yield shard, [results[shard][k] for k in range(sizes[shard])]
-                del results[shard]
-        for index, _ in shards:  # shards without records
-            if index not in done:
-                yield index, [results[index][k] for k in range(sizes[index])]
-
-    def close(self) -> None:
-        pass
+            yield json.loads(row["entry"])

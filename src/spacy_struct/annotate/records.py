@@ -13,7 +13,7 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Union
+from typing import Any, Dict, Iterator, List, Tuple, Union
 
 #: the file endings read as JSONL (the rest is plain text)
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
@@ -61,40 +61,52 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield line.rstrip(b"\r\n")
 
 
-def read_records(files: List[Path], max_chars: int) -> Iterator[Item]:
-    """Every record of the files in order, as `Record` or `BadRecord`.
+#: one non-empty input line: (file name, line number, whether JSONL, its bytes)
+RawLine = Tuple[str, int, bool, bytes]
+
+
+def raw_lines(files: List[Path]) -> Iterator[RawLine]:
+    """Every non-empty line of the files in order, unparsed: what the driver
+    reads and cuts into shards (the parsing is the workers')."""
+    for path in files:
+        jsonl = path.name.endswith(JSONL_SUFFIXES)
+        for number, raw in enumerate(_lines(path), start=1):
+            if raw.strip():
+                yield path.name, number, jsonl, raw
+
+
+def parse_line(line: RawLine, max_chars: int) -> Item:
+    """A line as a `Record`, or a `BadRecord` with its id and why.
 
     max_chars: longer texts are bad records (a spaCy doc of millions of
         characters would take the memory of many).
     """
-    for path in files:
-        jsonl = path.name.endswith(JSONL_SUFFIXES)
-        for number, raw in enumerate(_lines(path), start=1):
-            where = f"{path.name}:{number}"
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf8")
-            except UnicodeDecodeError as err:
-                yield BadRecord(where, f"not UTF-8 (byte {err.start} of the line is {raw[err.start:err.start + 1]!r})")
-                continue
-            if jsonl:
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as err:
-                    yield BadRecord(where, f"not JSON ({err.msg} at character {err.pos})")
-                    continue
-                if not isinstance(data, dict):
-                    yield BadRecord(where, "not a JSON object")
-                    continue
-                record_id = str(data.get("id", where))
-                text = data.get("text")
-                fields = {k: v for k, v in data.items() if k not in ("id", "text")}
-            else:
-                record_id, text, fields = where, line, {}
-            if not isinstance(text, str) or not text.strip():
-                yield BadRecord(record_id, "no text (a non-empty string under 'text')")
-            elif len(text) > max_chars:
-                yield BadRecord(record_id, f"{len(text):,} characters, over the limit of {max_chars:,} (--max-chars)")
-            else:
-                yield Record(record_id, text, fields)
+    name, number, jsonl, raw = line
+    where = f"{name}:{number}"
+    try:
+        text_line = raw.decode("utf8")
+    except UnicodeDecodeError as err:
+        return BadRecord(where, f"not UTF-8 (byte {err.start} of the line is {raw[err.start:err.start + 1]!r})")
+    if jsonl:
+        try:
+            data = json.loads(text_line)
+        except json.JSONDecodeError as err:
+            return BadRecord(where, f"not JSON ({err.msg} at character {err.pos})")
+        if not isinstance(data, dict):
+            return BadRecord(where, "not a JSON object")
+        record_id = str(data.get("id", where))
+        text = data.get("text")
+        fields = {k: v for k, v in data.items() if k not in ("id", "text")}
+    else:
+        record_id, text, fields = where, text_line, {}
+    if not isinstance(text, str) or not text.strip():
+        return BadRecord(record_id, "no text (a non-empty string under 'text')")
+    if len(text) > max_chars:
+        return BadRecord(record_id, f"{len(text):,} characters, over the limit of {max_chars:,} (--max-chars)")
+    return Record(record_id, text, fields)
+
+
+def read_records(files: List[Path], max_chars: int) -> Iterator[Item]:
+    """Every record of the files in order, as `Record` or `BadRecord`."""
+    for line in raw_lines(files):
+        yield parse_line(line, max_chars)
