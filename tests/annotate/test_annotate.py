@@ -92,7 +92,7 @@ def test_a_resumed_run_writes_what_an_uninterrupted_one_does(pipelines, corpus, 
         written.append(name)
         return write_shard(folder, name, *args, **kwargs)
 
-    monkeypatch.setattr("spacy_struct.annotate.write_shard", stop_after_two)
+    monkeypatch.setattr("spacy_struct.annotate.engines.write_shard", stop_after_two)
     with pytest.raises(KeyboardInterrupt):
         annotate(path, str(corpus), resumed, shard_size=4, progress=False)
     assert sorted(p.name for p in resumed.glob("*.jsonl") if "errors" not in p.name) == [
