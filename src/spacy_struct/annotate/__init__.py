@@ -6,12 +6,11 @@ file with their ids (records.py), progress in documents per second.
 from __future__ import annotations
 
 import sys
-import time
 from itertools import islice
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from .engines import LocalEngine, RayEngine, load_pipeline
+from .engines import LocalEngine, RayEngine
 from .output import Manifest, pipeline_info, shard_name
 from .records import input_files, raw_lines
 
@@ -48,13 +47,12 @@ def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "loc
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"annotate: --{key.replace('_', '-')} must be a positive integer, got {value!r}")
     files = input_files(input_spec)
+    settings = {"pipeline": pipeline_info(pipeline), "input": [str(f) for f in files],
+                "shard_size": shard_size, "max_chars": max_chars}
     output.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(output, settings)
     runner = (LocalEngine(pipeline, code, output, n_process, batch_size, max_chars) if engine == "local"
               else RayEngine(pipeline, code, output, workers, batch_size, max_chars, address))
-    nlp = runner.nlp if engine == "local" else load_pipeline(pipeline, code)
-    settings = {"pipeline": pipeline_info(nlp, pipeline), "input": [str(f) for f in files],
-                "shard_size": shard_size, "max_chars": max_chars}
-    manifest = Manifest(output, settings)
 
     def todo() -> Iterator[Tuple[int, list]]:
         for index, lines in _shards(raw_lines(files), shard_size):
@@ -67,15 +65,13 @@ def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "loc
         meter.update(entry["records"])
     manifest.save()
     meter.close()
-    return {"records": sum(s["records"] for s in manifest.shards), "docs": sum(s["docs"] for s in manifest.shards),
-            "errors": sum(s["errors"] for s in manifest.shards), "shards": len(manifest.shards)}
+    return manifest.totals()
 
 
 class _Progress:
     """Documents done and documents per second on stderr."""
 
     def __init__(self, enabled: bool, skipped: int) -> None:
-        self.enabled, self.done, self.start = enabled, 0, time.perf_counter()
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -85,7 +81,6 @@ class _Progress:
                 self.bar.write(f"annotate: {skipped:,} records in finished shards are skipped")
 
     def update(self, n: int) -> None:
-        self.done += n
         if self.bar is not None:
             self.bar.update(n)
 

@@ -86,8 +86,6 @@ def annotate_shard(nlp, folder: Path, index: int, lines: List[RawLine], batch_si
 class LocalEngine:
     """One machine: `nlp.pipe` in this process, or in `n_process` processes."""
 
-    name = "local"
-
     def __init__(self, path: str, code: Optional[str], folder: Path, n_process: int, batch_size: int,
                  max_chars: int) -> None:
         self.nlp = load_pipeline(path, code)
@@ -133,8 +131,6 @@ class RayEngine:
     """Ray Data: windows of shards as datasets of one row per shard,
     `map_batches` of one shard per call over a pool of `workers` actors
     (one CPU each). A dead actor is restarted and its shard run again."""
-
-    name = "ray"
 
     def __init__(self, path: str, code: Optional[str], folder: Path, workers: int, batch_size: int,
                  max_chars: int, address: Optional[str]) -> None:

@@ -25,12 +25,19 @@ def shard_name(index: int) -> str:
     return f"shard-{index:05d}"
 
 
-def pipeline_info(nlp, path: str) -> Dict[str, Any]:
-    """What identifies the pipeline a run used: its name, version, path and
-    a hash of its config (a re-run with another pipeline is refused)."""
-    config = nlp.config.to_str()
-    return {"name": nlp.meta.get("name"), "version": nlp.meta.get("version"), "path": str(path),
-            "pipeline": list(nlp.pipe_names), "config_sha256": hashlib.sha256(config.encode("utf8")).hexdigest()}
+def pipeline_info(path: str) -> Dict[str, Any]:
+    """What identifies the pipeline a run used, read from its folder without
+    loading it: name, version and components (meta.json) and a hash of its
+    config.cfg (a re-run with another pipeline is refused). A path that is
+    no saved pipeline is a ValueError, before any worker tries to load it."""
+    folder = Path(path)
+    config, meta = folder / "config.cfg", folder / "meta.json"
+    if not config.is_file() or not meta.is_file():
+        raise ValueError(f"annotate: {path!r} is not the folder of a saved pipeline (no config.cfg and "
+                         f"meta.json there); give the path nlp.to_disk or spacy train wrote")
+    info = json.loads(meta.read_text(encoding="utf8"))
+    return {"name": info.get("name"), "version": info.get("version"), "path": str(path),
+            "pipeline": info.get("pipeline"), "config_sha256": hashlib.sha256(config.read_bytes()).hexdigest()}
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -73,9 +80,13 @@ class Manifest:
         self.shards.sort(key=lambda s: s["name"])
         self.save()
 
+    def totals(self) -> Dict[str, int]:
+        """Records, annotated docs and errors over the finished shards, and their number."""
+        out = {key: sum(s[key] for s in self.shards) for key in ("records", "docs", "errors")}
+        return {**out, "shards": len(self.shards)}
+
     def save(self) -> None:
-        totals = {key: sum(s[key] for s in self.shards) for key in ("records", "docs", "errors")}
-        data = {"settings": self.settings, "totals": totals, "shards": self.shards}
+        data = {"settings": self.settings, "totals": self.totals(), "shards": self.shards}
         _atomic_write(self.path, json.dumps(data, indent=1).encode("utf8"))
 
 

@@ -104,9 +104,3 @@ def parse_line(line: RawLine, max_chars: int) -> Item:
     if len(text) > max_chars:
         return BadRecord(record_id, f"{len(text):,} characters, over the limit of {max_chars:,} (--max-chars)")
     return Record(record_id, text, fields)
-
-
-def read_records(files: List[Path], max_chars: int) -> Iterator[Item]:
-    """Every record of the files in order, as `Record` or `BadRecord`."""
-    for line in raw_lines(files):
-        yield parse_line(line, max_chars)

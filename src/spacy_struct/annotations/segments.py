@@ -20,7 +20,7 @@ from typing import FrozenSet, Iterable, List, Sequence, Set, Tuple, Union
 import numpy as np
 from spacy.tokens import Doc, Span, SpanGroup
 
-from .text import text_preview
+from .text import DocWhere
 
 USER_DATA_KEY = "spacy_struct.segments"
 
@@ -126,27 +126,13 @@ def normalize_fragments(doc: Doc, fragments: Iterable, where: object) -> Fragmen
     return tuple((s, e) for s, e in out)
 
 
-class _Where:
-    """Names segment `number` of `doc` in an error message; the doc's text
-    is read only when a message is written (segments are read for every
-    training example, and doc.text costs the doc's length)."""
-
-    __slots__ = ("doc", "number", "how")
-
-    def __init__(self, doc: Doc, number: int, how: str) -> None:
-        self.doc, self.number, self.how = doc, number, how
-
-    def __str__(self) -> str:
-        return f"segment {self.number} {self.how} {text_preview(self.doc.text)}"
-
-
 def get_segments(doc: Doc) -> Tuple[Segment, ...]:
     """The segments stored on `doc` (empty when none are), checked against
     the doc: offsets stored before the doc was retokenized, or written to
     `user_data` by hand, raise a ValueError naming the doc."""
     out = []
     for number, item in enumerate(doc.user_data.get(USER_DATA_KEY, ())):
-        where = _Where(doc, number, "stored on the doc")
+        where = DocWhere(doc, f"segment {number} stored on the doc")
         try:
             label, frags = item
         except (TypeError, ValueError):
@@ -160,7 +146,7 @@ def set_segments(doc: Doc, segments: Iterable[SegmentLike]) -> None:
     segment and the doc for a bad label or bad fragments."""
     stored = []
     for i, seg in enumerate(segments):
-        where = _Where(doc, i, "of the doc")
+        where = DocWhere(doc, f"segment {i} of the doc")
         if isinstance(seg, Segment):
             label, frags = seg.label_, seg.offsets
         else:

@@ -33,6 +33,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from spacy.tokens import Doc, Span, Token
 
 from .brackets import Node, TreeFormatError, escape, parse_brackets, tree_from_constituents, unescape
+from .text import DocWhere, text_preview
 
 USER_DATA_KEY = "spacy_struct_constituents"
 
@@ -51,17 +52,6 @@ def _fingerprint(doc: Doc) -> Tuple[int, int]:
     return (len(doc), doc[-1].idx + len(doc[-1].text_with_ws)) if len(doc) else (0, 0)
 
 
-class _StoredWhere:
-    """Names the doc's stored trees in an error; the doc's text is read only
-    when a message is written (trees are read on every extension call)."""
-
-    def __init__(self, doc: Doc) -> None:
-        self.doc = doc
-
-    def __str__(self) -> str:
-        return f"the constituency trees stored on the doc {_preview(self.doc.text)}"
-
-
 def _stored(doc: Doc) -> Optional[Dict[str, list]]:
     """The doc's stored trees, checked against the doc (None when none are
     stored). Offsets written for another doc (one cut by `Span.as_doc`,
@@ -70,7 +60,7 @@ def _stored(doc: Doc) -> Optional[Dict[str, list]]:
     data = doc.user_data.get(USER_DATA_KEY)
     if data is None:
         return None
-    where = _StoredWhere(doc)
+    where = DocWhere(doc, "the constituency trees stored on the doc")
     if not isinstance(data, dict) or not all(isinstance(data.get(k), (list, tuple)) for k in _EMPTY):
         raise ValueError(f"{where} are not lists 'starts', 'ends' and 'labels'; put trees on with set_parse")
     sizes = {k: len(data[k]) for k in _EMPTY}
@@ -191,7 +181,7 @@ def set_parse(target: Union[Doc, Span], brackets: str, set_tags: bool = True) ->
     doc = target if isinstance(target, Doc) else target.doc
     start, end = (0, len(doc)) if isinstance(target, Doc) else (target.start, target.end)
     tokens = [t.text for t in doc[start:end]]
-    where = f"tree for {_preview(' '.join(tokens))}"
+    where = f"tree for {text_preview(' '.join(tokens))}"
     tree = parse_brackets(brackets, where)
     check_words(tree.words, tokens, where)
     crossing = next(((s, e) for s, e, _ in constituent_labels(doc) if s < start < e or s < end < e), None)
@@ -383,10 +373,6 @@ def register_extensions() -> None:
 
 
 _warned_taken: List[bool] = []
-
-
-def _preview(text: str) -> str:
-    return repr(text[:50] + ("..." if len(text) > 50 else ""))
 
 
 __all__ = [

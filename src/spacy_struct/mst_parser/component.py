@@ -357,7 +357,8 @@ class MSTParser(StructuredComponent):
         arcs: one (n+1, n+1) score array per sentence.
         RETURNS: the masked float64 arrays.
         """
-        is_space = [doc.to_array(IS_SPACE).astype(bool) for doc in batch.docs]
+        # only the docs these sentences come from: `decode` asks per chunk
+        is_space = {d: batch.docs[d].to_array(IS_SPACE).astype(bool) for d in {d for d, _, _ in batch.sents}}
         out = []
         for (doc_i, start, end), S in zip(batch.sents, arcs):
             S = np.array(S, dtype=np.float64)

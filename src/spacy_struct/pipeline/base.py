@@ -360,9 +360,10 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         """Raise TrainingDivergedError when a score is NaN or +inf (-inf is a
         mask: a forbidden part)."""
         for S in scores:
-            if np.isnan(S).any() or np.isposinf(S).any():
+            # one reduction: NaN propagates through max, +inf is its own value
+            largest = np.max(np.abs(S), where=~np.isneginf(S), initial=0.0)
+            if not np.isfinite(largest):
                 raise self.diverged("the scorer's output contains NaN or infinity")
-            largest = np.max(np.abs(S), where=np.isfinite(S), initial=0.0)
             if largest > MAX_SANE_SCORE:
                 raise self.diverged(f"the scorer's output reached {largest:.3g}")
 
