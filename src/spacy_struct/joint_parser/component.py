@@ -33,6 +33,7 @@ import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
+from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
@@ -230,13 +231,8 @@ class JointParser(WritesSpans, StructuredComponent):
         labels = [EMPTY] + [parse_chart_label(name) for name in self.labels]
         found: List[List[Tuple[int, int, str]]] = [[] for _ in docs]
         trees: List[list] = [[] for _ in docs]
-        settable = {i for i, doc in enumerate(docs) if not doc.has_annotation("DEP")}
+        self._set_sentences(docs, batch)
         for (doc_i, start, end), rows in zip(batch.sents, charts):
-            doc = docs[doc_i]
-            if doc_i in settable:  # the sentences it parsed become the doc's
-                for k in range(start, end):
-                    if doc[k].is_sent_start is not (k == start):
-                        doc[k].is_sent_start = k == start
             root = chart_to_tree([(int(s), int(e), labels[int(l)]) for s, e, l in rows], end - start)
             trees[doc_i].append((start, end, tree_nodes(without_entities(root), start, end)))
             if self.cfg["ner"]:
@@ -253,6 +249,21 @@ class JointParser(WritesSpans, StructuredComponent):
             if self.cfg["set_ents"]:
                 top = outermost([(s, e) for s, e, _ in rows])
                 doc.set_ents([spans[i] for i in top], default="outside")
+
+    @staticmethod
+    def _set_sentences(docs: List[Doc], batch: SentenceBatch) -> None:
+        """The sentences each doc was parsed in become its `doc.sents`, one
+        array write per doc that differs (a dependency-parsed doc keeps its
+        own, which it was parsed in)."""
+        wanted = {i: np.full(len(doc), -1, dtype=np.int32) for i, doc in enumerate(docs)
+                  if len(doc) and not doc.has_annotation("DEP")}
+        for doc_i, start, _ in batch.sents:
+            if doc_i in wanted:
+                wanted[doc_i][start] = 1
+        for doc_i, starts in wanted.items():
+            doc = docs[doc_i]
+            if not np.array_equal(doc.to_array(SENT_START).astype(np.int32), starts):
+                doc.from_array([SENT_START], starts.reshape(-1, 1).astype(np.uint64))
 
     # ---------------------------------------------------------------- training
     def gold_charts(self, eg: Example, index: int) -> Tuple[List[Tuple[int, int]], List[list], List[list]]:
