@@ -364,6 +364,8 @@ def test_a_blown_up_learn_rate_raises_a_divergence_error_through_the_python_api(
 
 
 def test_a_second_order_cut_below_the_setting_says_why(pipelines):
+    """Pruned (the default), a 250-word sentence is one tree; with every
+    part (kept_heads = 0, set at load time) it is cut, and the warning says why."""
     import spacy
     from spacy.tokens import Doc
 
@@ -371,5 +373,8 @@ def test_a_second_order_cut_below_the_setting_says_why(pipelines):
     parser = nlp.get_pipe("mst_parser")
     assert parser.order == 2 and parser.cfg["max_sentence_length"] > 200
     words = ["cells"] * 250
+    doc = parser(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 249))
+    assert sum(t.head.i == t.i for t in doc) == 1
+    nlp = spacy.load(pipelines["mst_parser"], config={"components": {"mst_parser": {"kept_heads": 0}}})
     with pytest.warns(UserWarning, match=r"longer than 200 tokens .*the config asks for 512, but a second-order model"):
-        parser(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 249))
+        nlp.get_pipe("mst_parser")(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * 249))

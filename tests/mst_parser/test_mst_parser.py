@@ -590,13 +590,33 @@ def test_second_order_crf_with_the_non_projective_search_warns(sample_sentences)
     nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=2, sibling_width=8), "loss": "crf"})
     with pytest.warns(UserWarning, match="loss = 'margin'"):
         nlp.initialize(lambda: examples_from(sample_sentences[:20], nlp.vocab))
-    # (n+1)^3 parts: sentences are cut at 200 words, whatever the setting says
+
+
+
+def test_pruned_second_order_decodes_long_sentences_whole_and_every_part_cuts_them(sample_sentences):
+    """With kept_heads (the default) only kept parts are made: a 450-word
+    sentence is one tree. With every part ((n+1)^3 of them) and in training,
+    sentences are cut at 200 words, whatever the setting says."""
     from spacy_struct.mst_parser.component import SECOND_ORDER_MAX_LENGTH
 
-    parser = nlp.get_pipe("mst_parser")
-    assert parser.cfg["max_sentence_length"] == 512 and parser.max_sentence_length == SECOND_ORDER_MAX_LENGTH
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("mst_parser", config={"model": dict(SMALL_MODEL, order=2, sibling_width=8)})
+    nlp.initialize(lambda: examples_from(sample_sentences[:20], nlp.vocab))
+    assert parser.cfg["kept_heads"] == 8 and parser.max_sentence_length == 512
+    assert parser.training_length == SECOND_ORDER_MAX_LENGTH
     long_doc = Doc(nlp.vocab, words=["word"] * 450, sent_starts=[True] + [False] * 449)
+    assert [end - start for start, end in parser.sentence_ranges(long_doc)] == [450]
+    doc = nlp(long_doc)
+    assert sum(t.head.i == t.i for t in doc) == 1 and len(list(doc.sents)) == 1
+    parser.cfg["kept_heads"] = 0
+    assert parser.max_sentence_length == SECOND_ORDER_MAX_LENGTH
     assert [end - start for start, end in parser.sentence_ranges(long_doc)] == [150, 150, 150]
+
+
+@pytest.mark.parametrize("kept_heads", [-1, -8])
+def test_a_bad_kept_heads_is_refused(kept_heads):
+    with pytest.raises(ValueError, match="kept_heads must be an int >= 0"):
+        spacy.blank("en").add_pipe("mst_parser", config={"kept_heads": kept_heads})
 
 
 def test_empty_docs_at_the_head_of_the_training_data_do_not_break_initialize(sample_sentences):

@@ -364,6 +364,26 @@ def test_biaffine_scorer_rejects_bad_context_sizes(width, depth):
         build_biaffine_arc_scorer(tok2vec, context_width=width, context_depth=depth)
 
 
+def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form():
+    """At prediction the bilinear form is contracted once per distinct head;
+    the scores are those of the per-word form training uses."""
+    rng = np.random.default_rng(8)
+    labeler = build_edge_labeler()
+    labeler.set_dim("nI", 5)
+    labeler.set_dim("nO", 6)
+    labeler.initialize()
+    labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    sizes = (6, 1, 9, 0)
+    deps = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
+    heads_side = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
+    heads = [np.concatenate([[-1], rng.integers(0, n + 1, size=n)]) for n in sizes]
+    predicted = labeler.predict((deps, heads_side, heads))
+    trained, _ = labeler.begin_update((deps, heads_side, heads))
+    for a, b, n in zip(predicted, trained, sizes):
+        assert a.shape == (n, 6)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
 def test_edge_labeler_gradients_match_finite_differences():
     rng = np.random.default_rng(7)
     labeler = build_edge_labeler()

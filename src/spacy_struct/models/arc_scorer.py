@@ -248,6 +248,18 @@ class LazySiblingScores(Sequence):
             return LazySiblingScores(self.views[i], self.v)
         return sibling_scores(self.views[i], self.v)
 
+    def part_scorer(self, i: int):
+        """Sentence i's sibling term of given parts only: a function from
+        (h, s, m) int arrays to their scores, for decoding pruned parts
+        without the (n+1)^3 array."""
+        views, v = self.views[i], self.v
+        d = len(v)
+
+        def score(h: np.ndarray, s: np.ndarray, m: np.ndarray) -> np.ndarray:
+            return ((views[h, :d] * v) * views[s, d:2 * d] * views[m, 2 * d:]).sum(axis=1)
+
+        return score
+
 
 def sibling_scores(views: np.ndarray, v: np.ndarray) -> np.ndarray:
     """(n+1)^3 scores sum_d v_d a_hd b_sd c_md from the (n+1, 3 d) views [a b c]."""

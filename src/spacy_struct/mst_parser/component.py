@@ -29,7 +29,7 @@ from ..models import ParseScores, SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, component_factory, training_ranges
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
-from ..structs.siblings import SiblingTrees
+from ..structs.siblings import SiblingTrees, kept_arcs, kept_parts
 
 ROOT_LABEL = "ROOT"
 #: the label of a whitespace token's arc, as spaCy's parser writes it
@@ -50,14 +50,15 @@ sibling_width = 100
 """)
 
 
-#: the longest sentence a second-order model decodes whole: its parts take
-#: (n+1)^3 floats, 65 MB per array at 200 words
+#: the longest sentence a second-order model trains on, or decodes whole
+#: with every part (kept_heads = 0): its parts take (n+1)^3 floats, 65 MB
+#: per array at 200 words. Pruned decoding has no such limit.
 SECOND_ORDER_MAX_LENGTH = 200
 #: parts a second-order model decodes at once (4M: 32 MB per float64 copy)
 DECODE_CHUNK_PARTS = 1 << 22
 
 #: mst_parser's own settings and their defaults (beside SHARED_DEFAULTS)
-MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False, "loss": "margin"}
+MST_PARSER_DEFAULTS = {"decoder": "cle", "multi_root": False, "kept_heads": 8, "loss": "margin"}
 
 
 #: what `spacy train` weighs to pick the best model (None: reported only)
@@ -81,7 +82,7 @@ MST_PARSER_SCORE_WEIGHTS = {
                    MST_PARSER_SCORE_WEIGHTS)
 def make_mst_parser(
     nlp: Language, name: str, model: Model,
-    decoder: str, multi_root: bool,
+    decoder: str, multi_root: bool, kept_heads: int,
     loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "MSTParser":
@@ -89,6 +90,13 @@ def make_mst_parser(
 
     decoder: "cle" (Chu-Liu-Edmonds, non-projective) or "eisner" (projective).
     multi_root: allow several words to hang from the root of one sentence.
+    kept_heads: with a second-order model, the heads kept per word by
+        first-order score (and the best first-order tree's) before the
+        sibling parts are scored and decoded: only the parts of kept arcs
+        are made, so memory grows with them, not (n+1)^3, and sentences of
+        any length are decoded whole. 0: every part (sentences over
+        SECOND_ORDER_MAX_LENGTH are then cut). Prediction only; training
+        scores every part.
     loss: "margin" (cost-augmented structured hinge, the default: the one
         for the default second-order model with the "cle" decoder, which
         the treebank configs train), "crf" (tree CRF: at first order it
@@ -126,6 +134,9 @@ class MSTParser(StructuredComponent):
         if settings["decoder"] not in DECODERS:
             raise ValueError(f"{name}: decoder must be one of {DECODERS}, got {settings['decoder']!r}")
         settings["multi_root"] = bool(settings["multi_root"])
+        kept = settings["kept_heads"]
+        if isinstance(kept, bool) or not isinstance(kept, int) or kept < 0:
+            raise ValueError(f"{name}: kept_heads must be an int >= 0 (0: keep every head), got {kept!r}")
 
     @property
     def order(self) -> int:
@@ -133,9 +144,22 @@ class MSTParser(StructuredComponent):
         return int(self.model.attrs.get("order", 1))
 
     @property
+    def _all_parts(self) -> bool:
+        """Whether decoding scores every second-order part (kept_heads = 0)."""
+        return self.order == 2 and self.cfg.get("kept_heads", 0) == 0
+
+    @property
     def max_sentence_length(self) -> int:
         """The `max_sentence_length` setting, and at most
-        SECOND_ORDER_MAX_LENGTH with a second-order model."""
+        SECOND_ORDER_MAX_LENGTH when a second-order model decodes every part."""
+        if self._all_parts:
+            return min(self.cfg["max_sentence_length"], SECOND_ORDER_MAX_LENGTH)
+        return self.cfg["max_sentence_length"]
+
+    @property
+    def training_length(self) -> int:
+        """The longest sentence trained on whole: training scores every
+        part, so a second-order model takes at most SECOND_ORDER_MAX_LENGTH."""
         if self.order == 2:
             return min(self.cfg["max_sentence_length"], SECOND_ORDER_MAX_LENGTH)
         return self.cfg["max_sentence_length"]
@@ -145,9 +169,13 @@ class MSTParser(StructuredComponent):
         """Says why a second-order model cuts below the setting."""
         if self.max_sentence_length < self.cfg["max_sentence_length"]:
             return (f"; the config asks for {self.cfg['max_sentence_length']}, but a second-order "
-                    f"model decodes at most {SECOND_ORDER_MAX_LENGTH} tokens at once: its parts take "
-                    f"(n+1)^3 floats, 65 MB per array at 200 words")
+                    f"model with kept_heads = 0 decodes at most {SECOND_ORDER_MAX_LENGTH} tokens at "
+                    f"once: its parts take (n+1)^3 floats, 65 MB per array at 200 words")
         return ""
+
+    def training_ranges(self, eg: Example):
+        """The gold sentences, cut at `training_length`."""
+        return training_ranges(eg, self.cfg["max_unsegmented_length"], self.training_length)
 
     def check_loaded_settings(self, saved: Dict[str, Any]) -> None:
         """A model trained with one root per sentence decoded with several:
@@ -188,11 +216,22 @@ class MSTParser(StructuredComponent):
 
     def decode(self, batch: SentenceBatch, scores: ParseScores) -> List[np.ndarray]:
         """The best tree of every sentence of the batch: heads (n+1, -1 at
-        the root). A second-order model's part arrays ((n+1)^3 floats each)
-        are made and decoded a chunk of sentences at a time, at most
-        DECODE_CHUNK_PARTS parts, so memory follows the chunk, not the batch."""
+        the root). A second-order model decodes the parts of each word's
+        `kept_heads` best arcs only; with kept_heads = 0 its part arrays
+        ((n+1)^3 floats each) are made and decoded a chunk of sentences at a
+        time, at most DECODE_CHUNK_PARTS parts, so memory follows the chunk,
+        not the batch."""
         if scores.siblings is None:
             return self.structure.argmax(self.tree_scores(batch, scores))
+        if not self._all_parts:
+            single_root = not self.cfg["multi_root"]
+            arcs = self.mask_whitespace(batch, scores.arcs)
+            parts = [
+                kept_parts(A, kept_arcs(A, self.cfg["kept_heads"], single_root),
+                           scores.siblings.part_scorer(i), single_root)
+                for i, A in enumerate(arcs)
+            ]
+            return self.structure.kept_argmax(parts)
         heads: List[np.ndarray] = []
         sizes = [(end - start + 1) ** 3 for _, start, end in batch.sents]
         first = 0
@@ -307,7 +346,7 @@ class MSTParser(StructuredComponent):
                 if not start <= h < end and same_sentence(t, h):
                     self.count_unrepresentable(
                         f"gold arcs between the pieces of a sentence longer than "
-                        f"max_sentence_length = {self.max_sentence_length} (decoded in pieces) are "
+                        f"max_sentence_length = {self.training_length} (trained in pieces) are "
                         f"left out of training (first: token {t} in example {index})")
                     continue
                 if not start <= h < end:

@@ -29,3 +29,33 @@ def hill_climb_batch(
     max_moves: int,            # < 0: no bound
     moves: np.ndarray,         # (B,) int64 output: head changes made
 ) -> None: ...
+def sparse_sibling_eisner_batch(
+    sizes: np.ndarray,         # (B,) int64: n + 1 per sentence
+    offsets: np.ndarray,       # (5 B,) int64: per sentence, where its arc_index, part_start,
+                               # parts, head_start and head_list start in the packed arrays
+    arc_index: np.ndarray,     # packed (n+1)^2 int64: kept arc number, -1 if pruned
+    part_start: np.ndarray,    # packed (arcs + 1) int64 per sentence
+    part_sibling: np.ndarray,  # packed int64: previous sibling of each part (the head: none)
+    part_score: np.ndarray,    # packed float64: score of each part
+    head_start: np.ndarray,    # packed (n + 2) int64 per sentence
+    head_list: np.ndarray,     # packed int64: kept heads of each word, ascending
+    single_root: bool,
+    heads: np.ndarray,         # (sum sizes,) int64 output
+    head_offsets: np.ndarray,  # (B + 1,) int64
+    failed: np.ndarray,        # (B,) uint8 output: 1 = no legal tree over the kept arcs
+) -> None: ...
+def sparse_hill_climb_batch(
+    sizes: np.ndarray,
+    offsets: np.ndarray,
+    arc_index: np.ndarray,
+    part_start: np.ndarray,
+    part_sibling: np.ndarray,
+    part_score: np.ndarray,
+    head_start: np.ndarray,
+    head_list: np.ndarray,
+    single_root: bool,
+    heads: np.ndarray,         # a tree per sentence in, the improved tree out
+    head_offsets: np.ndarray,
+    max_moves: int,
+    moves: np.ndarray,
+) -> None: ...

@@ -615,3 +615,302 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
         free(block)
     if block == NULL:
         raise MemoryError()
+
+
+# --------------------------------------------------------------------------
+# Pruned parts: the argmax and the search over the parts of kept arcs only.
+#
+# A sentence's kept parts come as
+#   arc_index[h * N + m]  the kept arc's number a, or -1 (arc pruned);
+#   part_start[a] .. part_start[a + 1]  its parts, whose previous siblings
+#       are part_sibling[j] (h first, for "no sibling", then ascending) and
+#       scores part_score[j];
+#   head_start[m] .. head_start[m + 1]  m's kept heads, head_list[j], ascending.
+# A part not listed scores -inf, so the recursions above give the best tree
+# over kept arcs while touching only kept parts and O(N^2) chart cells:
+# memory follows the kept parts, not N^3. The term order matches the full
+# kernels' (the first-dependent term first, then siblings ascending), so with
+# every part kept they return the same trees.
+# --------------------------------------------------------------------------
+
+cdef struct SparseParts:
+    int64_t N
+    const int64_t* arc_index
+    const int64_t* part_start
+    const int64_t* part_sibling
+    const double* part_score
+    const int64_t* head_start
+    const int64_t* head_list
+
+
+cdef inline double sparse_part(const SparseParts* p, int64_t h, int64_t s, int64_t m) noexcept nogil:
+    cdef int64_t a = p.arc_index[h * p.N + m]
+    cdef int64_t j
+    if a < 0:
+        return NEG_INF
+    for j in range(p.part_start[a], p.part_start[a + 1]):
+        if p.part_sibling[j] == s:
+            return p.part_score[j]
+    return NEG_INF
+
+
+cdef int sparse_argmax_one(const SparseParts* p, bint single_root, Chart* c,
+                           int64_t* heads) noexcept nogil:
+    cdef int64_t N = p.N
+    cdef int64_t w, s, t, r, d, top, kind, a, j
+    cdef double best, val
+    cdef double* C = c.C
+    cdef double* I = c.I
+    cdef double* S = c.S
+    heads[0] = -1
+    if N == 1:
+        return 0
+    for s in range(N):
+        C[ix(s, s, 0, N)] = 0.0
+        C[ix(s, s, 1, N)] = 0.0
+    for w in range(1, N):
+        for s in range(N - w):
+            t = s + w
+            best = NEG_INF
+            c.bS[s * N + t] = s
+            for r in range(s, t):
+                val = sibling_term(C, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bS[s * N + t] = r
+            S[s * N + t] = best
+            # arc s -> t, over its kept parts
+            best = NEG_INF
+            c.bI[ix(s, t, 1, N)] = s
+            a = p.arc_index[s * N + t]
+            if a >= 0:
+                for j in range(p.part_start[a], p.part_start[a + 1]):
+                    r = p.part_sibling[j]
+                    if r == s:
+                        val = C[ix(s + 1, t, 0, N)] + p.part_score[j]
+                    elif root_alone(single_root, s):
+                        continue
+                    else:
+                        val = I[ix(s, r, 1, N)] + S[r * N + t] + p.part_score[j]
+                    if val > best:
+                        best = val
+                        c.bI[ix(s, t, 1, N)] = r
+            I[ix(s, t, 1, N)] = best
+            # arc t -> s (none into the root)
+            best = NEG_INF
+            c.bI[ix(s, t, 0, N)] = t
+            a = p.arc_index[t * N + s] if s > 0 else -1
+            if a >= 0:
+                for j in range(p.part_start[a], p.part_start[a + 1]):
+                    r = p.part_sibling[j]
+                    if r == t:
+                        val = C[ix(s, t - 1, 1, N)] + p.part_score[j]
+                    else:
+                        val = S[s * N + r] + I[ix(r, t, 0, N)] + p.part_score[j]
+                    if val > best:
+                        best = val
+                        c.bI[ix(s, t, 0, N)] = r
+            I[ix(s, t, 0, N)] = best
+            best = NEG_INF
+            c.bC[ix(s, t, 0, N)] = s
+            for r in range(s, t):
+                val = left_complete_term(C, I, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bC[ix(s, t, 0, N)] = r
+            C[ix(s, t, 0, N)] = best
+            best = NEG_INF
+            c.bC[ix(s, t, 1, N)] = t
+            for r in range(s + 1, t + 1):
+                val = right_complete_term(C, I, N, s, t, r)
+                if val > best:
+                    best = val
+                    c.bC[ix(s, t, 1, N)] = r
+            C[ix(s, t, 1, N)] = best
+    if C[ix(0, N - 1, 1, N)] == NEG_INF:
+        return 1
+    top = -1
+    push(c.stack, &top, 0, 0, N - 1, 1)
+    while top >= 0:
+        kind = c.stack[4 * top]; s = c.stack[4 * top + 1]
+        t = c.stack[4 * top + 2]; d = c.stack[4 * top + 3]
+        top -= 1
+        if s == t:
+            continue
+        if kind == 2:
+            r = c.bS[s * N + t]
+            push(c.stack, &top, 0, s, r, 1)
+            push(c.stack, &top, 0, r + 1, t, 0)
+        elif kind == 1:
+            r = c.bI[ix(s, t, d, N)]
+            if d == 1:
+                heads[t] = s
+                if r == s:
+                    push(c.stack, &top, 0, s + 1, t, 0)
+                else:
+                    push(c.stack, &top, 1, s, r, 1)
+                    push(c.stack, &top, 2, r, t, 0)
+            else:
+                heads[s] = t
+                if r == t:
+                    push(c.stack, &top, 0, s, t - 1, 1)
+                else:
+                    push(c.stack, &top, 2, s, r, 0)
+                    push(c.stack, &top, 1, r, t, 0)
+        else:
+            r = c.bC[ix(s, t, d, N)]
+            if d == 0:
+                push(c.stack, &top, 0, s, r, 0)
+                push(c.stack, &top, 1, r, t, 0)
+            else:
+                push(c.stack, &top, 1, s, r, 1)
+                push(c.stack, &top, 0, r, t, 1)
+    return 0
+
+
+cdef inline void sparse_view(SparseParts* p, int64_t N, const int64_t[::1] arc_index,
+                             const int64_t[::1] part_start, const int64_t[::1] part_sibling,
+                             const double[::1] part_score, const int64_t[::1] head_start,
+                             const int64_t[::1] head_list, const int64_t[::1] offsets, Py_ssize_t i) noexcept nogil:
+    """Sentence i's parts: offsets[i, k] is where its k-th array starts in
+    the packed batch (arc_index, part_start, parts, head_start, head_list)."""
+    p.N = N
+    p.arc_index = &arc_index[offsets[5 * i]]
+    p.part_start = &part_start[offsets[5 * i + 1]]
+    p.part_sibling = &part_sibling[offsets[5 * i + 2]]
+    p.part_score = &part_score[offsets[5 * i + 2]]
+    p.head_start = &head_start[offsets[5 * i + 3]]
+    p.head_list = &head_list[offsets[5 * i + 4]]
+
+
+def sparse_sibling_eisner_batch(const int64_t[::1] sizes, const int64_t[::1] offsets,
+                                const int64_t[::1] arc_index, const int64_t[::1] part_start,
+                                const int64_t[::1] part_sibling, const double[::1] part_score,
+                                const int64_t[::1] head_start, const int64_t[::1] head_list,
+                                bint single_root, int64_t[::1] heads, const int64_t[::1] head_offsets,
+                                uint8_t[::1] failed):
+    """Best projective tree over the kept parts, every sentence of a packed batch."""
+    cdef Py_ssize_t i
+    cdef int status
+    cdef Chart c
+    cdef SparseParts p
+    with nogil:
+        status = chart_alloc(&c, largest(sizes), True)
+        if status == 0:
+            for i in range(sizes.shape[0]):
+                sparse_view(&p, sizes[i], arc_index, part_start, part_sibling, part_score,
+                            head_start, head_list, offsets, i)
+                failed[i] = sparse_argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
+        chart_free(&c)
+    if status != 0:
+        raise MemoryError()
+
+
+cdef double sparse_tree_score(const SparseParts* p, const int64_t* heads,
+                              int64_t* last_left, int64_t* last_right) noexcept nogil:
+    cdef int64_t N = p.N
+    cdef int64_t h, m
+    cdef double total = 0.0
+    for h in range(N):
+        last_left[h] = h
+        last_right[h] = h
+    for m in range(1, N):
+        h = heads[m]
+        if h < m:
+            total += sparse_part(p, h, last_right[h], m)
+            last_right[h] = m
+    for m in range(N - 1, 0, -1):
+        h = heads[m]
+        if h > m:
+            total += sparse_part(p, h, last_left[h], m)
+            last_left[h] = m
+    return total
+
+
+cdef double sparse_move_gain(const SparseParts* p, const int64_t* y, const TreeView* v,
+                             int64_t m, int64_t h, double removal) noexcept nogil:
+    """`move_gain` over the kept parts."""
+    cdef int64_t k, c, prev = h, nxt = -1
+    if m > h:
+        for k in range(v.kid_start[h], v.kid_start[h + 1]):
+            c = v.kids[k]
+            if c > m:
+                nxt = c
+                break
+            if c > h:
+                prev = c
+    else:
+        for k in range(v.kid_start[h], v.kid_start[h + 1]):
+            c = v.kids[k]
+            if c < m:
+                nxt = c
+            elif c < h:
+                prev = c
+                break
+    removal += sparse_part(p, h, prev, m)
+    if nxt >= 0:
+        removal += sparse_part(p, h, m, nxt) - sparse_part(p, h, prev, nxt)
+    return removal
+
+
+def sparse_hill_climb_batch(const int64_t[::1] sizes, const int64_t[::1] offsets,
+                            const int64_t[::1] arc_index, const int64_t[::1] part_start,
+                            const int64_t[::1] part_sibling, const double[::1] part_score,
+                            const int64_t[::1] head_start, const int64_t[::1] head_list,
+                            bint single_root, int64_t[::1] heads, const int64_t[::1] head_offsets,
+                            int64_t max_moves, int64_t[::1] moves):
+    """`hill_climb_batch` over the kept parts: each word tries its kept heads only."""
+    cdef Py_ssize_t i
+    cdef int64_t N, m, h, j, old, best_m, best_h, done
+    cdef double current, value, best, removal
+    cdef int64_t* y
+    cdef int64_t* block
+    cdef TreeView v
+    cdef SparseParts p
+    cdef int64_t big = largest(sizes) + 1
+    with nogil:
+        block = <int64_t*>malloc(9 * big * sizeof(int64_t))
+        if block != NULL:
+            v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
+            v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
+            v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
+            for i in range(sizes.shape[0]):
+                N = sizes[i]
+                sparse_view(&p, N, arc_index, part_start, part_sibling, part_score,
+                            head_start, head_list, offsets, i)
+                y = &heads[head_offsets[i]]
+                done = 0
+                current = sparse_tree_score(&p, y, v.tin, v.tout)
+                while max_moves < 0 or done < max_moves:
+                    view_tree(y, N, &v)
+                    best = 1e-12 * (1.0 + fabs(current))
+                    best_m = -1
+                    best_h = -1
+                    for m in range(1, N):
+                        old = y[m]
+                        if single_root and old == 0:
+                            continue
+                        removal = -sparse_part(&p, old, v.inner[m], m)
+                        if v.outer[m] >= 0:
+                            removal += (sparse_part(&p, old, v.inner[m], v.outer[m])
+                                        - sparse_part(&p, old, m, v.outer[m]))
+                        for j in range(p.head_start[m], p.head_start[m + 1]):
+                            h = p.head_list[j]
+                            if h == m or h == old or (single_root and h == 0):
+                                continue
+                            if v.tin[m] <= v.tin[h] < v.tout[m]:
+                                continue
+                            value = sparse_move_gain(&p, y, &v, m, h, removal)
+                            if value > best:
+                                best = value
+                                best_m = m
+                                best_h = h
+                    if best_m < 0:
+                        break
+                    y[best_m] = best_h
+                    current = sparse_tree_score(&p, y, v.tin, v.tout)
+                    done += 1
+                moves[i] = done
+        free(block)
+    if block == NULL:
+        raise MemoryError()

@@ -21,6 +21,7 @@ second-order scorer adds a sibling term to the arc scores it already has.
 | approximate non-projective argmax | `hill_climb` after `sibling_eisner` | O(n^3) per change |
 | parts of a tree, its score | `tree_parts`, `tree_part_score` | O(n) |
 | cost-augmented argmax | `add_hamming_cost` then an argmax | O(n^3) extra |
+| the same argmax and search over kept parts | `kept_parts`, `kept_argmax` | O(n^3) adds, O(n^2 + parts) memory |
 
 Non-projective second-order parsing is NP-hard (McDonald & Pereira 2006,
 appendix A); their approximation starts from the best projective tree and
@@ -32,7 +33,8 @@ McDonald & Pereira do.
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
@@ -55,6 +57,7 @@ from .dependency import (
     chu_liu_edmonds,
     column_softmax,
     crossing_arcs,
+    eisner,
     hamming_augmented,
     lift_to_projective,
 )
@@ -218,6 +221,147 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
                              lambda a, heads: (heads[1:], slice(None), np.arange(1, a.shape[0])))
 
 
+# --------------------------------------------------------------------------
+# Pruned parts (Koo & Collins 2010; Rush & Petrov 2012): a first-order score
+# keeps a few heads per word, and only the parts of kept arcs are scored and
+# decoded. Scoring every part costs (n+1)^3 of time and memory, and nearly
+# all of them belong to arcs no good tree uses.
+# --------------------------------------------------------------------------
+
+#: scores the sibling term of parts: (h, s, m) int64 arrays in, float64 out
+PartScorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class KeptParts:
+    """The kept parts of one sentence, in the layout the pruned kernels read.
+
+    arc_index[h, m]: the kept arc's number a, -1 if pruned; its parts are
+    part_start[a] .. part_start[a + 1], with previous sibling part_sibling[j]
+    (h itself first, for "no sibling", then ascending) and score
+    part_score[j] (the arc's score plus the sibling term). The kept heads of
+    word m are head_list[head_start[m] : head_start[m + 1]], ascending.
+    """
+
+    n_nodes: int
+    arc_index: np.ndarray
+    part_start: np.ndarray
+    part_sibling: np.ndarray
+    part_score: np.ndarray
+    head_start: np.ndarray
+    head_list: np.ndarray
+
+    @property
+    def n_parts(self) -> int:
+        return len(self.part_sibling)
+
+
+def kept_arcs(arcs: np.ndarray, k: int, single_root: bool = True) -> np.ndarray:
+    """Boolean (n+1, n+1) mask of the arcs to keep: each word's k best heads
+    by first-order score, and every arc of the best first-order projective
+    tree, so that a tree over kept arcs always exists. -inf arcs are never kept.
+
+    arcs: (n+1, n+1) first-order scores (row head, column dependent).
+    k: heads kept per word (at least 1).
+    """
+    arcs = np.asarray(arcs, dtype=np.float64)
+    N = arcs.shape[0]
+    mask = np.zeros((N, N), dtype=bool)
+    if N < 2:
+        return mask
+    A = arcs.copy()
+    A[:, 0] = -np.inf
+    np.fill_diagonal(A, -np.inf)
+    keep = min(int(k), N - 1)
+    cols = np.arange(1, N)
+    if keep >= N - 1:
+        mask[:, 1:] = True
+    else:
+        top = np.argpartition(-A[:, 1:], keep - 1, axis=0)[:keep]
+        mask[top, np.broadcast_to(cols, top.shape)] = True
+    heads = eisner(A, single_root=single_root)
+    mask[heads[1:], cols] = True
+    mask &= np.isfinite(A)
+    return mask
+
+
+def kept_parts(arcs: np.ndarray, mask: np.ndarray, sibling: PartScorer, single_root: bool = True) -> KeptParts:
+    """The parts of the kept arcs of one sentence, scored.
+
+    arcs: (n+1, n+1) arc scores; mask: the kept arcs (`kept_arcs`).
+    sibling: the sibling term of given parts (h, s, m), s == h for a first
+        dependent; called once, for the kept parts only.
+    single_root: the root's arcs then take no sibling (the root has one dependent).
+    RETURNS: KeptParts, part scores arcs[h, m] + sibling(h, s, m).
+    """
+    arcs = np.asarray(arcs, dtype=np.float64)
+    N = arcs.shape[0]
+    hs, ms = np.nonzero(mask)                      # by head, then dependent
+    n_arcs = len(hs)
+    order = np.arange(n_arcs)
+    key = hs * N + ms
+    first_right = np.searchsorted(key, hs * N + hs, side="right")
+    right = ms > hs
+    # the kept dependents of h between h and m: a run of h's arcs
+    lo = np.where(right, first_right, order + 1)
+    hi = np.where(right, order, first_right)
+    count = 1 + hi - lo
+    if single_root:
+        count[hs == 0] = 1
+    part_start = np.zeros(n_arcs + 1, dtype=np.int64)
+    np.cumsum(count, out=part_start[1:])
+    arc_of = np.repeat(order, count)
+    j = np.arange(int(part_start[-1])) - part_start[arc_of]
+    ph, pm = hs[arc_of], ms[arc_of]
+    ps = np.where(j == 0, ph, ms[np.clip(lo[arc_of] + j - 1, 0, max(n_arcs - 1, 0))])
+    score = arcs[ph, pm] + np.asarray(sibling(ph, ps, pm), dtype=np.float64)
+    arc_index = np.full((N, N), -1, dtype=np.int64)
+    arc_index[hs, ms] = order
+    by_dependent = np.lexsort((hs, ms))
+    head_start = np.zeros(N + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ms, minlength=N), out=head_start[1:])
+    return KeptParts(N, arc_index, part_start, ps.astype(np.int64), score,
+                     head_start, hs[by_dependent].astype(np.int64))
+
+
+def kept_argmax(parts: Sequence[KeptParts], single_root: bool = True, projective: bool = False,
+                max_moves: int = -1) -> List[np.ndarray]:
+    """Best tree over each sentence's kept parts: second-order Eisner, and
+    without `projective` McDonald & Pereira's search, both reading only the
+    kept parts. With every arc kept it equals `sibling_eisner` (and
+    `hill_climb`) on the full parts.
+
+    RETURNS: heads per sentence (length n+1, heads[0] = -1).
+    Raises NoLegalStructureError when the kept arcs hold no tree.
+    """
+    if not len(parts):
+        return []
+    sizes = np.array([p.n_nodes for p in parts], dtype=np.int64)
+    fields = ("arc_index", "part_start", "part_sibling", "head_start", "head_list")
+    lengths = np.array([[getattr(p, f).size for f in fields] for p in parts], dtype=np.int64)
+    starts = np.zeros_like(lengths)
+    np.cumsum(lengths[:-1], axis=0, out=starts[1:])
+    packed = [np.concatenate([getattr(p, f).ravel() for p in parts]).astype(np.int64, copy=False) for f in fields]
+    scores = np.concatenate([p.part_score for p in parts]).astype(np.float64, copy=False)
+    offsets = np.ascontiguousarray(starts.ravel())
+    head_offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=head_offsets[1:])
+    heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
+    failed = np.zeros(len(parts), dtype=np.uint8)
+    arc_index, part_start, part_sibling, head_start, head_list = packed
+    _siblings.sparse_sibling_eisner_batch(sizes, offsets, arc_index, part_start, part_sibling, scores,
+                                          head_start, head_list, bool(single_root), heads, head_offsets, failed)
+    if failed.any():
+        i = int(np.flatnonzero(failed)[0])
+        raise NoLegalStructureError(f"sentence {i}: no projective tree over the kept arcs has a finite score")
+    if not projective:
+        moves = np.zeros(len(parts), dtype=np.int64)
+        _siblings.sparse_hill_climb_batch(sizes, offsets, arc_index, part_start, part_sibling, scores,
+                                          head_start, head_list, bool(single_root), heads, head_offsets,
+                                          check_int(max_moves, "max_moves"), moves)
+    return [heads[head_offsets[i]:head_offsets[i + 1]].copy() for i in range(len(parts))]
+
+
 class SiblingTrees(Structure):
     """Second-order trees as one structure object (see the module docstring).
 
@@ -254,6 +398,11 @@ class SiblingTrees(Structure):
         if not self.projective:
             trees, _ = hill_climb(list(scores), trees, self.single_root, self.max_moves)
         return trees
+
+    def kept_argmax(self, parts: Sequence[KeptParts]) -> List[np.ndarray]:
+        """`argmax` over pruned parts (`kept_parts`): the same decoder,
+        reading only the parts of kept arcs."""
+        return kept_argmax(parts, self.single_root, self.projective, self.max_moves)
 
     def log_partition(self, scores: Sequence[np.ndarray]) -> List[float]:
         if not len(scores):

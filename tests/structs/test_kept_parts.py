@@ -1,0 +1,69 @@
+"""Second-order decoding over pruned parts (`kept_arcs`, `kept_parts`,
+`kept_argmax`) against enumeration and against the full-part decoders."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from references.brute_force_siblings import best
+from spacy_struct.structs import siblings as Sib
+
+
+def _scores(rng, n):
+    arcs = rng.normal(scale=2.0, size=(n + 1, n + 1))
+    sibling = rng.normal(scale=2.0, size=(n + 1,) * 3)
+    return arcs, sibling, arcs[:, None, :] + sibling
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_with_every_head_kept_the_pruned_decoders_equal_the_full_ones(single_root):
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        n = int(rng.integers(1, 12))
+        arcs, sibling, parts = _scores(rng, n)
+        kept = Sib.kept_parts(arcs, Sib.kept_arcs(arcs, n, single_root), lambda h, s, m: sibling[h, s, m], single_root)
+        projective = Sib.sibling_eisner(parts, single_root)
+        assert np.array_equal(Sib.kept_argmax([kept], single_root, projective=True)[0], projective)
+        searched = Sib.hill_climb(parts, projective, single_root)[0]
+        assert np.array_equal(Sib.kept_argmax([kept], single_root, projective=False)[0], searched)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_the_pruned_argmax_is_the_best_projective_tree_over_kept_arcs(single_root):
+    rng = np.random.default_rng(4)
+    for _ in range(80):
+        n = int(rng.integers(1, 6))
+        k = int(rng.integers(1, 4))
+        arcs, sibling, parts = _scores(rng, n)
+        mask = Sib.kept_arcs(arcs, k, single_root)
+        # each word keeps its k best heads (ties aside) and the first-order tree's
+        A = arcs.copy()
+        np.fill_diagonal(A, -np.inf)
+        for m in range(1, n + 1):
+            assert mask[:, m].sum() >= min(k, n) and mask[np.argmax(A[:, m]), m]
+        trees, values = best(np.where(mask[:, None, :], parts, -np.inf), single_root)
+        kept = Sib.kept_parts(arcs, mask, lambda h, s, m: sibling[h, s, m], single_root)
+        heads = Sib.kept_argmax([kept], single_root, projective=True)[0]
+        assert all(mask[heads[m], m] for m in range(1, n + 1))
+        assert Sib.tree_part_score(parts, heads) == pytest.approx(values.max())
+        searched = Sib.kept_argmax([kept], single_root, projective=False)[0]
+        assert all(mask[searched[m], m] for m in range(1, n + 1))
+        assert Sib.tree_part_score(parts, searched) >= Sib.tree_part_score(parts, heads) - 1e-9
+
+
+def test_parts_are_made_for_kept_arcs_only_and_a_long_sentence_needs_no_cube():
+    rng = np.random.default_rng(5)
+    n = 400
+    arcs = rng.normal(size=(n + 1, n + 1))
+    asked = []
+
+    def sibling(h, s, m):
+        asked.append(len(h))
+        return np.zeros(len(h))
+
+    mask = Sib.kept_arcs(arcs, 4, True)
+    kept = Sib.kept_parts(arcs, mask, sibling, True)
+    assert asked == [kept.n_parts] and kept.n_parts < 0.01 * (n + 1) ** 3
+    # every part belongs to a kept arc, and its sibling lies between head and dependent
+    heads = Sib.kept_argmax([kept], True, projective=False)[0]
+    assert len(heads) == n + 1 and (heads[1:] == 0).sum() == 1
