@@ -438,3 +438,19 @@ def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():
         clean, _ = model(batch, is_train=False)
         noisy, _ = model(batch, is_train=True)
         assert np.allclose(clean.arcs[0], noisy.arcs[0]) == (rate == 0.0)
+
+
+def test_the_part_scorer_gives_the_full_sibling_scores_of_the_parts_asked_for():
+    from spacy_struct.models.arc_scorer import LazySiblingScores, sibling_scores
+
+    rng = np.random.default_rng(9)
+    views = [rng.normal(size=(n, 3 * 7)).astype(np.float32) for n in (4, 1, 6)]
+    v = rng.normal(size=7).astype(np.float32)
+    score = LazySiblingScores(views, v).part_scorer()
+    offsets = np.cumsum([0] + [len(x) for x in views])
+    triples = [(i, int(a), int(b), int(c)) for i, x in enumerate(views) for a, b, c in rng.integers(0, len(x), size=(5, 3))]
+    h, s, m = (np.array([offsets[i] + t[k] for i, *t in triples]) for k in range(3))
+    expected = [sibling_scores(views[i], v)[a, b, c] for i, a, b, c in triples]
+    np.testing.assert_allclose(score(h, s, m), expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(IndexError, match="out of range"):
+        score(np.array([offsets[-1]]), np.array([0]), np.array([0]))

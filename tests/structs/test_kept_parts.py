@@ -21,11 +21,28 @@ def test_with_every_head_kept_the_pruned_decoders_equal_the_full_ones(single_roo
     for _ in range(150):
         n = int(rng.integers(1, 12))
         arcs, sibling, parts = _scores(rng, n)
-        kept = Sib.kept_parts(arcs, Sib.kept_arcs(arcs, n, single_root), lambda h, s, m: sibling[h, s, m], single_root)
+        kept = Sib.kept_parts([arcs], Sib.kept_arcs([arcs], n, single_root), lambda h, s, m: sibling[h, s, m],
+                              single_root)
         projective = Sib.sibling_eisner(parts, single_root)
-        assert np.array_equal(Sib.kept_argmax([kept], single_root, projective=True)[0], projective)
+        assert np.array_equal(Sib.kept_argmax(kept, single_root, projective=True)[0], projective)
         searched = Sib.hill_climb(parts, projective, single_root)[0]
-        assert np.array_equal(Sib.kept_argmax([kept], single_root, projective=False)[0], searched)
+        assert np.array_equal(Sib.kept_argmax(kept, single_root, projective=False)[0], searched)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_a_batch_is_decoded_as_its_sentences_one_by_one(single_root):
+    rng = np.random.default_rng(6)
+    sentences = [_scores(rng, int(n)) for n in rng.integers(1, 15, size=12)]
+    arcs = [a for a, _, _ in sentences]
+    offsets = np.cumsum([0] + [len(a) for a in arcs])
+    block = np.zeros((offsets[-1],) * 3)
+    for (_, sibling, _), o in zip(sentences, offsets):
+        block[o:o + len(sibling), o:o + len(sibling), o:o + len(sibling)] = sibling
+    masks = Sib.kept_arcs(arcs, 3, single_root)
+    batch = Sib.kept_argmax(Sib.kept_parts(arcs, masks, lambda h, s, m: block[h, s, m], single_root), single_root)
+    for a, (_, sibling, _), mask, heads in zip(arcs, sentences, masks, batch):
+        alone = Sib.kept_parts([a], [mask], lambda h, s, m: sibling[h, s, m], single_root)
+        assert np.array_equal(Sib.kept_argmax(alone, single_root)[0], heads)
 
 
 @pytest.mark.parametrize("single_root", [True, False])
@@ -35,18 +52,18 @@ def test_the_pruned_argmax_is_the_best_projective_tree_over_kept_arcs(single_roo
         n = int(rng.integers(1, 6))
         k = int(rng.integers(1, 4))
         arcs, sibling, parts = _scores(rng, n)
-        mask = Sib.kept_arcs(arcs, k, single_root)
+        mask = Sib.kept_arcs([arcs], k, single_root)[0]
         # each word keeps its k best heads (ties aside) and the first-order tree's
         A = arcs.copy()
         np.fill_diagonal(A, -np.inf)
         for m in range(1, n + 1):
             assert mask[:, m].sum() >= min(k, n) and mask[np.argmax(A[:, m]), m]
         trees, values = best(np.where(mask[:, None, :], parts, -np.inf), single_root)
-        kept = Sib.kept_parts(arcs, mask, lambda h, s, m: sibling[h, s, m], single_root)
-        heads = Sib.kept_argmax([kept], single_root, projective=True)[0]
+        kept = Sib.kept_parts([arcs], [mask], lambda h, s, m: sibling[h, s, m], single_root)
+        heads = Sib.kept_argmax(kept, single_root, projective=True)[0]
         assert all(mask[heads[m], m] for m in range(1, n + 1))
         assert Sib.tree_part_score(parts, heads) == pytest.approx(values.max())
-        searched = Sib.kept_argmax([kept], single_root, projective=False)[0]
+        searched = Sib.kept_argmax(kept, single_root, projective=False)[0]
         assert all(mask[searched[m], m] for m in range(1, n + 1))
         assert Sib.tree_part_score(parts, searched) >= Sib.tree_part_score(parts, heads) - 1e-9
 
@@ -61,9 +78,7 @@ def test_parts_are_made_for_kept_arcs_only_and_a_long_sentence_needs_no_cube():
         asked.append(len(h))
         return np.zeros(len(h))
 
-    mask = Sib.kept_arcs(arcs, 4, True)
-    kept = Sib.kept_parts(arcs, mask, sibling, True)
+    kept = Sib.kept_parts([arcs], Sib.kept_arcs([arcs], 4, True), sibling, True)
     assert asked == [kept.n_parts] and kept.n_parts < 0.01 * (n + 1) ** 3
-    # every part belongs to a kept arc, and its sibling lies between head and dependent
-    heads = Sib.kept_argmax([kept], True, projective=False)[0]
+    heads = Sib.kept_argmax(kept, True, projective=False)[0]
     assert len(heads) == n + 1 and (heads[1:] == 0).sum() == 1

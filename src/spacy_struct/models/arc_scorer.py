@@ -34,6 +34,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from ._trilinear import trilinear
 from .batch import SentenceBatch, with_root, without_root
 from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 from .edge_labeler import build_edge_labeler, size_edge_labeler
@@ -248,15 +249,25 @@ class LazySiblingScores(Sequence):
             return LazySiblingScores(self.views[i], self.v)
         return sibling_scores(self.views[i], self.v)
 
-    def part_scorer(self, i: int):
-        """Sentence i's sibling term of given parts only: a function from
-        (h, s, m) int arrays to their scores, for decoding pruned parts
-        without the (n+1)^3 array."""
-        views, v = self.views[i], self.v
-        d = len(v)
+    def part_scorer(self):
+        """The sibling term of given parts only, for decoding pruned parts
+        without the (n+1)^3 arrays: a function from (h, s, m) int arrays of
+        node indices of the whole batch (sentence i's node j is the sum of
+        the earlier sentences' n+1, plus j) to their scores."""
+        views = np.concatenate(self.views) if self.views else np.zeros((0, 3 * len(self.v)), dtype=np.float32)
+        d = len(self.v)
+        A = np.ascontiguousarray(views[:, :d] * self.v, dtype=np.float32)
+        B = np.ascontiguousarray(views[:, d:2 * d], dtype=np.float32)
+        C = np.ascontiguousarray(views[:, 2 * d:], dtype=np.float32)
 
         def score(h: np.ndarray, s: np.ndarray, m: np.ndarray) -> np.ndarray:
-            return ((views[h, :d] * v) * views[s, d:2 * d] * views[m, 2 * d:]).sum(axis=1)
+            h, s, m = (np.ascontiguousarray(x, dtype=np.int64) for x in (h, s, m))
+            if len(h) and max(int(h.max()), int(s.max()), int(m.max())) >= len(A) or min(
+                    (int(x.min()) for x in (h, s, m) if len(x)), default=0) < 0:
+                raise IndexError(f"part node indices out of range 0..{len(A) - 1}")
+            out = np.empty(len(h), dtype=np.float32)
+            trilinear(A, B, C, h, s, m, out)
+            return out
 
         return score
 

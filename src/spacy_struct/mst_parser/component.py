@@ -226,11 +226,8 @@ class MSTParser(StructuredComponent):
         if not self._all_parts:
             single_root = not self.cfg["multi_root"]
             arcs = self.mask_whitespace(batch, scores.arcs)
-            parts = [
-                kept_parts(A, kept_arcs(A, self.cfg["kept_heads"], single_root),
-                           scores.siblings.part_scorer(i), single_root)
-                for i, A in enumerate(arcs)
-            ]
+            masks = kept_arcs(arcs, self.cfg["kept_heads"], single_root)
+            parts = kept_parts(arcs, masks, scores.siblings.part_scorer(), single_root)
             return self.structure.kept_argmax(parts)
         heads: List[np.ndarray] = []
         sizes = [(end - start + 1) ** 3 for _, start, end in batch.sents]

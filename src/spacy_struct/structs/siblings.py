@@ -232,18 +232,141 @@ def add_hamming_cost(scores, gold_heads, cost: float = 1.0):
 PartScorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
-@dataclass
-class KeptParts:
-    """The kept parts of one sentence, in the layout the pruned kernels read.
+def kept_arcs(arcs: Sequence[np.ndarray], k: int, single_root: bool = True) -> List[np.ndarray]:
+    """Boolean (n+1, n+1) masks of the arcs to keep, one per sentence: each
+    word's k best heads by first-order score, and every arc of the best
+    first-order projective tree, so that a tree over kept arcs always
+    exists. -inf arcs are never kept.
 
-    arc_index[h, m]: the kept arc's number a, -1 if pruned; its parts are
-    part_start[a] .. part_start[a + 1], with previous sibling part_sibling[j]
-    (h itself first, for "no sibling", then ascending) and score
-    part_score[j] (the arc's score plus the sibling term). The kept heads of
-    word m are head_list[head_start[m] : head_start[m + 1]], ascending.
+    arcs: per sentence, (n+1, n+1) first-order scores (row head, column dependent).
+    k: heads kept per word (at least 1).
+    """
+    scores = []
+    for A in arcs:
+        A = np.array(A, dtype=np.float64)
+        A[:, 0] = -np.inf
+        np.fill_diagonal(A, -np.inf)
+        scores.append(A)
+    trees = eisner(scores, single_root=single_root) if scores else []
+    masks = []
+    for A, heads in zip(scores, trees):
+        N = A.shape[0]
+        mask = np.zeros((N, N), dtype=bool)
+        if N < 2:
+            masks.append(mask)
+            continue
+        keep = min(int(k), N - 1)
+        cols = np.arange(1, N)
+        if keep >= N - 1:
+            mask[:, 1:] = True
+        else:
+            top = np.argpartition(-A[:, 1:], keep - 1, axis=0)[:keep]
+            mask[top, np.broadcast_to(cols, top.shape)] = True
+        mask[heads[1:], cols] = True
+        mask &= np.isfinite(A)
+        masks.append(mask)
+    return masks
+
+
+def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling: PartScorer,
+               single_root: bool = True) -> "PackedParts":
+    """The parts of the kept arcs of a batch of sentences, scored, packed
+    for the pruned kernels.
+
+    arcs: per sentence, (n+1, n+1) arc scores; masks: the kept arcs (`kept_arcs`).
+    sibling: the sibling term of given parts, (h, s, m) as node indices of
+        the whole batch (sentence i's node j is offset_i + j, offsets the
+        running sum of the sentences' n+1), s == h for a first dependent;
+        called once, for the kept parts only.
+    single_root: the root's arcs then take no sibling (the root has one dependent).
+    RETURNS: PackedParts, part scores arcs[h, m] + sibling(h, s, m).
+    """
+    sizes = np.array([a.shape[0] for a in arcs], dtype=np.int64)
+    node_start = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=node_start[1:])
+    local_h, local_m, sentence = [], [], []
+    for i, mask in enumerate(masks):
+        h, m = np.nonzero(mask)                     # by head, then dependent
+        local_h.append(h)
+        local_m.append(m)
+        sentence.append(np.full(len(h), i, dtype=np.int64))
+    lh = np.concatenate(local_h).astype(np.int64) if masks else np.zeros(0, dtype=np.int64)
+    lm = np.concatenate(local_m).astype(np.int64) if masks else np.zeros(0, dtype=np.int64)
+    sent = np.concatenate(sentence) if masks else np.zeros(0, dtype=np.int64)
+    hs, ms = node_start[sent] + lh, node_start[sent] + lm    # batch node indices, still sorted by (h, m)
+    n_arcs = len(hs)
+    order = np.arange(n_arcs)
+    total = int(node_start[-1])
+    key = hs * total + ms
+    first_right = np.searchsorted(key, hs * total + hs, side="right")
+    right = ms > hs
+    # the kept dependents of h between h and m: a run of h's arcs
+    lo = np.where(right, first_right, order + 1)
+    hi = np.where(right, order, first_right)
+    count = 1 + hi - lo
+    if single_root:
+        count[lh == 0] = 1
+    part_end = np.cumsum(count)
+    arc_of = np.repeat(order, count)
+    j = np.arange(int(part_end[-1]) if n_arcs else 0) - (part_end - count)[arc_of]
+    ph, pm = hs[arc_of], ms[arc_of]
+    ps = np.where(j == 0, ph, ms[np.clip(lo[arc_of] + j - 1, 0, max(n_arcs - 1, 0))])
+    arc_scores = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arcs]) if len(arcs) else np.zeros(0)
+    flat_start = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes * sizes, out=flat_start[1:])
+    psent = sent[arc_of]
+    score = arc_scores[flat_start[psent] + lh[arc_of] * sizes[psent] + lm[arc_of]]
+    if len(ph):
+        score = score + np.asarray(sibling(ph, ps, pm), dtype=np.float64)
+    # per sentence: local arc numbers, local part offsets, heads by dependent
+    arcs_per = np.bincount(sent, minlength=len(sizes)).astype(np.int64)
+    arc_start = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(arcs_per, out=arc_start[1:])
+    arc_index = np.full(int(flat_start[-1]), -1, dtype=np.int64)
+    arc_index[flat_start[sent] + lh * sizes[sent] + lm] = order - arc_start[sent]
+    part_first = np.concatenate([[0], part_end]).astype(np.int64)
+    # part_start of sentence i: its arcs' first parts relative to its own first part, and its end
+    starts_local = part_first[:-1] - part_first[arc_start[sent]]
+    part_start = np.empty(n_arcs + len(sizes), dtype=np.int64)
+    slot = order + sent                              # sentence i's arcs after i earlier end markers
+    part_start[slot] = starts_local
+    ends = arc_start[1:] + np.arange(len(sizes))     # one end marker per sentence
+    part_start[ends] = part_first[arc_start[1:]] - part_first[arc_start[:-1]]
+    by_dependent = np.lexsort((lh, lm, sent))
+    head_list = lh[by_dependent]
+    head_start = np.zeros(int(node_start[-1]) + len(sizes), dtype=np.int64)
+    counts = np.bincount(node_start[sent] + lm, minlength=total)
+    for_sentence = np.repeat(np.arange(len(sizes)), sizes)
+    # sentence i's head_start block (n_i + 2 entries) starts at node_start[i] + i
+    cum = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(counts, out=cum[1:])
+    local_cum = cum[1:] - cum[node_start[for_sentence]]
+    head_start[np.arange(total) + for_sentence + 1] = local_cum
+    head_start[node_start[:-1] + np.arange(len(sizes))] = 0
+    offsets = np.stack([flat_start[:-1], arc_start[:-1] + np.arange(len(sizes)), part_first[arc_start[:-1]],
+                        node_start[:-1] + np.arange(len(sizes)), arc_start[:-1]], axis=1)
+    return PackedParts(sizes, np.ascontiguousarray(offsets.ravel()), arc_index, part_start,
+                       ps.astype(np.int64) - node_start[psent], score, head_start, head_list.astype(np.int64))
+
+
+@dataclass
+class PackedParts:
+    """The kept parts of a batch of sentences, in the layout the pruned
+    kernels read (`_siblings.sparse_*`): per sentence i, with offsets[5 i ..
+    5 i + 4] where its blocks start,
+
+    - arc_index: (n+1)^2, the kept arc's number a of h -> m at h (n+1) + m,
+      -1 if pruned;
+    - part_start: arcs + 1 entries, arc a's parts are part_start[a] ..
+      part_start[a + 1] of the sentence's parts;
+    - part_sibling, part_score: each part's previous sibling (the head
+      itself first, for "no sibling", then ascending) and score;
+    - head_start, head_list: n + 2 entries, and word m's kept heads
+      head_list[head_start[m] : head_start[m + 1]], ascending.
     """
 
-    n_nodes: int
+    sizes: np.ndarray
+    offsets: np.ndarray
     arc_index: np.ndarray
     part_start: np.ndarray
     part_sibling: np.ndarray
@@ -256,110 +379,33 @@ class KeptParts:
         return len(self.part_sibling)
 
 
-def kept_arcs(arcs: np.ndarray, k: int, single_root: bool = True) -> np.ndarray:
-    """Boolean (n+1, n+1) mask of the arcs to keep: each word's k best heads
-    by first-order score, and every arc of the best first-order projective
-    tree, so that a tree over kept arcs always exists. -inf arcs are never kept.
-
-    arcs: (n+1, n+1) first-order scores (row head, column dependent).
-    k: heads kept per word (at least 1).
-    """
-    arcs = np.asarray(arcs, dtype=np.float64)
-    N = arcs.shape[0]
-    mask = np.zeros((N, N), dtype=bool)
-    if N < 2:
-        return mask
-    A = arcs.copy()
-    A[:, 0] = -np.inf
-    np.fill_diagonal(A, -np.inf)
-    keep = min(int(k), N - 1)
-    cols = np.arange(1, N)
-    if keep >= N - 1:
-        mask[:, 1:] = True
-    else:
-        top = np.argpartition(-A[:, 1:], keep - 1, axis=0)[:keep]
-        mask[top, np.broadcast_to(cols, top.shape)] = True
-    heads = eisner(A, single_root=single_root)
-    mask[heads[1:], cols] = True
-    mask &= np.isfinite(A)
-    return mask
-
-
-def kept_parts(arcs: np.ndarray, mask: np.ndarray, sibling: PartScorer, single_root: bool = True) -> KeptParts:
-    """The parts of the kept arcs of one sentence, scored.
-
-    arcs: (n+1, n+1) arc scores; mask: the kept arcs (`kept_arcs`).
-    sibling: the sibling term of given parts (h, s, m), s == h for a first
-        dependent; called once, for the kept parts only.
-    single_root: the root's arcs then take no sibling (the root has one dependent).
-    RETURNS: KeptParts, part scores arcs[h, m] + sibling(h, s, m).
-    """
-    arcs = np.asarray(arcs, dtype=np.float64)
-    N = arcs.shape[0]
-    hs, ms = np.nonzero(mask)                      # by head, then dependent
-    n_arcs = len(hs)
-    order = np.arange(n_arcs)
-    key = hs * N + ms
-    first_right = np.searchsorted(key, hs * N + hs, side="right")
-    right = ms > hs
-    # the kept dependents of h between h and m: a run of h's arcs
-    lo = np.where(right, first_right, order + 1)
-    hi = np.where(right, order, first_right)
-    count = 1 + hi - lo
-    if single_root:
-        count[hs == 0] = 1
-    part_start = np.zeros(n_arcs + 1, dtype=np.int64)
-    np.cumsum(count, out=part_start[1:])
-    arc_of = np.repeat(order, count)
-    j = np.arange(int(part_start[-1])) - part_start[arc_of]
-    ph, pm = hs[arc_of], ms[arc_of]
-    ps = np.where(j == 0, ph, ms[np.clip(lo[arc_of] + j - 1, 0, max(n_arcs - 1, 0))])
-    score = arcs[ph, pm] + np.asarray(sibling(ph, ps, pm), dtype=np.float64)
-    arc_index = np.full((N, N), -1, dtype=np.int64)
-    arc_index[hs, ms] = order
-    by_dependent = np.lexsort((hs, ms))
-    head_start = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum(np.bincount(ms, minlength=N), out=head_start[1:])
-    return KeptParts(N, arc_index, part_start, ps.astype(np.int64), score,
-                     head_start, hs[by_dependent].astype(np.int64))
-
-
-def kept_argmax(parts: Sequence[KeptParts], single_root: bool = True, projective: bool = False,
+def kept_argmax(parts: PackedParts, single_root: bool = True, projective: bool = False,
                 max_moves: int = -1) -> List[np.ndarray]:
-    """Best tree over each sentence's kept parts: second-order Eisner, and
-    without `projective` McDonald & Pereira's search, both reading only the
-    kept parts. With every arc kept it equals `sibling_eisner` (and
-    `hill_climb`) on the full parts.
+    """Best tree over each sentence's kept parts (`kept_parts`): second-order
+    Eisner, and without `projective` McDonald & Pereira's search, both
+    reading only the kept parts. With every arc kept it equals
+    `sibling_eisner` (and `hill_climb`) on the full parts.
 
     RETURNS: heads per sentence (length n+1, heads[0] = -1).
     Raises NoLegalStructureError when the kept arcs hold no tree.
     """
-    if not len(parts):
+    sizes = parts.sizes
+    if not len(sizes):
         return []
-    sizes = np.array([p.n_nodes for p in parts], dtype=np.int64)
-    fields = ("arc_index", "part_start", "part_sibling", "head_start", "head_list")
-    lengths = np.array([[getattr(p, f).size for f in fields] for p in parts], dtype=np.int64)
-    starts = np.zeros_like(lengths)
-    np.cumsum(lengths[:-1], axis=0, out=starts[1:])
-    packed = [np.concatenate([getattr(p, f).ravel() for p in parts]).astype(np.int64, copy=False) for f in fields]
-    scores = np.concatenate([p.part_score for p in parts]).astype(np.float64, copy=False)
-    offsets = np.ascontiguousarray(starts.ravel())
-    head_offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    head_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=head_offsets[1:])
     heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
-    failed = np.zeros(len(parts), dtype=np.uint8)
-    arc_index, part_start, part_sibling, head_start, head_list = packed
-    _siblings.sparse_sibling_eisner_batch(sizes, offsets, arc_index, part_start, part_sibling, scores,
-                                          head_start, head_list, bool(single_root), heads, head_offsets, failed)
+    failed = np.zeros(len(sizes), dtype=np.uint8)
+    arrays = (sizes, parts.offsets, parts.arc_index, parts.part_start, parts.part_sibling, parts.part_score,
+              parts.head_start, parts.head_list, bool(single_root))
+    _siblings.sparse_sibling_eisner_batch(*arrays, heads, head_offsets, failed)
     if failed.any():
         i = int(np.flatnonzero(failed)[0])
         raise NoLegalStructureError(f"sentence {i}: no projective tree over the kept arcs has a finite score")
     if not projective:
-        moves = np.zeros(len(parts), dtype=np.int64)
-        _siblings.sparse_hill_climb_batch(sizes, offsets, arc_index, part_start, part_sibling, scores,
-                                          head_start, head_list, bool(single_root), heads, head_offsets,
-                                          check_int(max_moves, "max_moves"), moves)
-    return [heads[head_offsets[i]:head_offsets[i + 1]].copy() for i in range(len(parts))]
+        moves = np.zeros(len(sizes), dtype=np.int64)
+        _siblings.sparse_hill_climb_batch(*arrays, heads, head_offsets, check_int(max_moves, "max_moves"), moves)
+    return [heads[head_offsets[i]:head_offsets[i + 1]].copy() for i in range(len(sizes))]
 
 
 class SiblingTrees(Structure):
@@ -399,7 +445,7 @@ class SiblingTrees(Structure):
             trees, _ = hill_climb(list(scores), trees, self.single_root, self.max_moves)
         return trees
 
-    def kept_argmax(self, parts: Sequence[KeptParts]) -> List[np.ndarray]:
+    def kept_argmax(self, parts: PackedParts) -> List[np.ndarray]:
         """`argmax` over pruned parts (`kept_parts`): the same decoder,
         reading only the parts of kept arcs."""
         return kept_argmax(parts, self.single_root, self.projective, self.max_moves)
