@@ -116,7 +116,10 @@ def training_summary(system: System) -> str:
         return "-"
     info = json.loads(info_path.read_text())
     epochs = info.get("max_epochs") or 0
+    steps = info.get("max_steps") or 0
     total = info["seconds"] / 60
+    if steps and epochs:  # spaCy stops at whichever comes first
+        return f"{steps:,} steps or {epochs} epochs, the first reached, {total:.1f} min"
     if epochs:
         return f"{epochs} epochs, {total:.1f} min ({info['seconds'] / epochs:.0f} s/epoch)"
     return f"{info.get('max_steps')} steps, {total:.1f} min"
