@@ -126,6 +126,83 @@ cdef inline bint root_alone(bint single_root, int64_t s) noexcept nogil:
 
 
 # --------------------------------------------------------------------------
+# How the argmax and the search read the parts: all of them, from the
+# (n+1)^3 array, or only the kept ones (pruned by first-order score, see
+# siblings.kept_parts):
+#   arc_index[h * N + m]  the kept arc's number a, or -1 (arc pruned);
+#   part_start[a] .. part_start[a + 1]  its parts, whose previous siblings
+#       are part_sibling[j] (h first, for "no sibling", then ascending) and
+#       scores part_score[j];
+#   head_start[m] .. head_start[m + 1]  m's kept heads, head_list[j], ascending.
+# A part not kept scores -inf, and an item's ways of being built are read
+# in the same order either way (the first-dependent term first, then
+# siblings ascending), so with every part kept both give the same trees;
+# pruned, they touch only kept parts and O(N^2) chart cells.
+# --------------------------------------------------------------------------
+
+cdef struct Parts:
+    int64_t N
+    const double* full          # the (N, N, N) array, or NULL when pruned
+    const int64_t* arc_index
+    const int64_t* part_start
+    const int64_t* part_sibling
+    const double* part_score
+    const int64_t* head_start
+    const int64_t* head_list
+
+
+cdef inline void full_parts(Parts* p, const double* sc, int64_t N) noexcept nogil:
+    p.N = N
+    p.full = sc
+
+
+cdef inline double part_score(const Parts* p, int64_t h, int64_t s, int64_t m) noexcept nogil:
+    cdef int64_t a, j
+    if p.full != NULL:
+        return p.full[part(h, s, m, p.N)]
+    a = p.arc_index[h * p.N + m]
+    if a < 0:
+        return NEG_INF
+    for j in range(p.part_start[a], p.part_start[a + 1]):
+        if p.part_sibling[j] == s:
+            return p.part_score[j]
+    return NEG_INF
+
+
+cdef inline int64_t sibling_count(const Parts* p, int64_t h, int64_t m) noexcept nogil:
+    """How many previous siblings the arc h -> m can have (h itself included)."""
+    cdef int64_t a
+    if p.full != NULL:
+        return h - m if h > m else m - h
+    a = p.arc_index[h * p.N + m]
+    return 0 if a < 0 else p.part_start[a + 1] - p.part_start[a]
+
+
+cdef inline int64_t sibling_at(const Parts* p, int64_t h, int64_t m, int64_t j, double* score) noexcept nogil:
+    """The j-th previous sibling of the arc h -> m (j = 0: h, none) and its part's score."""
+    cdef int64_t r, k
+    if p.full != NULL:
+        r = h if j == 0 else (m if m < h else h) + j
+        score[0] = p.full[part(h, r, m, p.N)]
+        return r
+    k = p.part_start[p.arc_index[h * p.N + m]] + j
+    score[0] = p.part_score[k]
+    return p.part_sibling[k]
+
+
+cdef inline int64_t head_count(const Parts* p, int64_t m) noexcept nogil:
+    if p.full != NULL:
+        return p.N
+    return p.head_start[m + 1] - p.head_start[m]
+
+
+cdef inline int64_t head_at(const Parts* p, int64_t m, int64_t j) noexcept nogil:
+    if p.full != NULL:
+        return j
+    return p.head_list[p.head_start[m] + j]
+
+
+# --------------------------------------------------------------------------
 # argmax
 # --------------------------------------------------------------------------
 
@@ -136,10 +213,11 @@ cdef inline void push(int64_t* stack, int64_t* top, int64_t kind, int64_t s, int
     stack[4 * top[0] + 2] = t; stack[4 * top[0] + 3] = d
 
 
-cdef int argmax_one(const double* sc, int64_t N, bint single_root, Chart* c,
+cdef int argmax_one(const Parts* p, bint single_root, Chart* c,
                     int64_t* heads) noexcept nogil:
-    cdef int64_t w, s, t, r, d, top, kind
-    cdef double best, val
+    cdef int64_t N = p.N
+    cdef int64_t w, s, t, r, d, top, kind, j
+    cdef double best, val, sc
     cdef double* C = c.C
     cdef double* I = c.I
     cdef double* S = c.S
@@ -160,23 +238,29 @@ cdef int argmax_one(const double* sc, int64_t N, bint single_root, Chart* c,
                     best = val
                     c.bS[s * N + t] = r
             S[s * N + t] = best
-            # arc s -> t
-            best = right_term(sc, C, I, S, N, s, t, s)
+            # arc s -> t: r the dependent of s before t (r == s: none)
+            best = NEG_INF
             c.bI[ix(s, t, 1, N)] = s
-            if not root_alone(single_root, s):
-                for r in range(s + 1, t):
-                    val = right_term(sc, C, I, S, N, s, t, r)
-                    if val > best:
-                        best = val
-                        c.bI[ix(s, t, 1, N)] = r
+            for j in range(1 if root_alone(single_root, s) and sibling_count(p, s, t) else sibling_count(p, s, t)):
+                r = sibling_at(p, s, t, j, &sc)
+                if r == s:
+                    val = C[ix(s + 1, t, 0, N)] + sc
+                else:
+                    val = I[ix(s, r, 1, N)] + S[r * N + t] + sc
+                if val > best:
+                    best = val
+                    c.bI[ix(s, t, 1, N)] = r
             I[ix(s, t, 1, N)] = best
-            # arc t -> s (none into the root)
+            # arc t -> s (none into the root): r the dependent of t before s (r == t: none)
             best = NEG_INF
             c.bI[ix(s, t, 0, N)] = t
             if s > 0:
-                best = left_term(sc, C, I, S, N, s, t, t)
-                for r in range(s + 1, t):
-                    val = left_term(sc, C, I, S, N, s, t, r)
+                for j in range(sibling_count(p, t, s)):
+                    r = sibling_at(p, t, s, j, &sc)
+                    if r == t:
+                        val = C[ix(s, t - 1, 1, N)] + sc
+                    else:
+                        val = S[s * N + r] + I[ix(r, t, 0, N)] + sc
                     if val > best:
                         best = val
                         c.bI[ix(s, t, 0, N)] = r
@@ -247,12 +331,13 @@ def sibling_eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
     cdef Py_ssize_t i
     cdef int status
     cdef Chart c
+    cdef Parts p
     with nogil:
         status = chart_alloc(&c, largest(sizes), True)
         if status == 0:
             for i in range(sizes.shape[0]):
-                failed[i] = argmax_one(&flat[offsets[i]], sizes[i], single_root, &c,
-                                       &heads[head_offsets[i]])
+                full_parts(&p, &flat[offsets[i]], sizes[i])
+                failed[i] = argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
         chart_free(&c)
     if status != 0:
         raise MemoryError()
@@ -431,11 +516,12 @@ def sibling_inside_outside_batch(const double[::1] flat, const int64_t[::1] offs
 # become its head) come from one depth-first numbering of the tree per round.
 # --------------------------------------------------------------------------
 
-cdef double tree_score(const double* sc, int64_t N, const int64_t* heads,
+cdef double tree_score(const Parts* p, const int64_t* heads,
                        int64_t* last_left, int64_t* last_right) noexcept nogil:
     """Sum of the part scores of the tree `heads`. Dependents of each head
     are visited outward from it on each side, so the part of m names the
     previous dependent on its side (or the head)."""
+    cdef int64_t N = p.N
     cdef int64_t h, m
     cdef double total = 0.0
     for h in range(N):
@@ -445,13 +531,13 @@ cdef double tree_score(const double* sc, int64_t N, const int64_t* heads,
     for m in range(1, N):
         h = heads[m]
         if h < m:
-            total += sc[part(h, last_right[h], m, N)]
+            total += part_score(p, h, last_right[h], m)
             last_right[h] = m
     # left dependents, nearest first: m descending
     for m in range(N - 1, 0, -1):
         h = heads[m]
         if h > m:
-            total += sc[part(h, last_left[h], m, N)]
+            total += part_score(p, h, last_left[h], m)
             last_left[h] = m
     return total
 
@@ -525,7 +611,7 @@ cdef void view_tree(const int64_t* y, int64_t N, TreeView* v) noexcept nogil:
             top -= 1
 
 
-cdef double move_gain(const double* sc, int64_t N, const int64_t* y, const TreeView* v,
+cdef double move_gain(const Parts* p, const int64_t* y, const TreeView* v,
                       int64_t m, int64_t h, double removal) noexcept nogil:
     """Score change of giving m the head h, given `removal`, the change of
     taking m away from its current head."""
@@ -546,10 +632,60 @@ cdef double move_gain(const double* sc, int64_t N, const int64_t* y, const TreeV
             elif c < h:
                 prev = c
                 break
-    removal += sc[part(h, prev, m, N)]
+    removal += part_score(p, h, prev, m)
     if nxt >= 0:
-        removal += sc[part(h, m, nxt, N)] - sc[part(h, prev, nxt, N)]
+        removal += part_score(p, h, m, nxt) - part_score(p, h, prev, nxt)
     return removal
+
+
+cdef void climb_one(const Parts* p, bint single_root, int64_t* y, TreeView* v, int64_t max_moves,
+                    int64_t* moves) noexcept nogil:
+    """Improve the tree y in place by single head changes; each word tries
+    its kept heads (every node with the full parts)."""
+    cdef int64_t N = p.N
+    cdef int64_t m, h, j, old, best_m, best_h, done = 0
+    cdef double current, value, best, removal
+    current = tree_score(p, y, v.tin, v.tout)
+    while max_moves < 0 or done < max_moves:
+        view_tree(y, N, v)
+        # a gain must beat rounding, or two trees of equal score could alternate
+        best = 1e-12 * (1.0 + fabs(current))
+        best_m = -1
+        best_h = -1
+        for m in range(1, N):
+            old = y[m]
+            if single_root and old == 0:
+                continue  # the root keeps its one dependent
+            removal = -part_score(p, old, v.inner[m], m)
+            if v.outer[m] >= 0:
+                removal += (part_score(p, old, v.inner[m], v.outer[m])
+                            - part_score(p, old, m, v.outer[m]))
+            for j in range(head_count(p, m)):
+                h = head_at(p, m, j)
+                if h == m or h == old or (single_root and h == 0):
+                    continue
+                if v.tin[m] <= v.tin[h] < v.tout[m]:
+                    continue  # h is below m: a cycle
+                value = move_gain(p, y, v, m, h, removal)
+                if value > best:
+                    best = value
+                    best_m = m
+                    best_h = h
+        if best_m < 0:
+            break
+        y[best_m] = best_h
+        current = tree_score(p, y, v.tin, v.tout)
+        done += 1
+    moves[0] = done
+
+
+cdef int64_t* tree_view_alloc(TreeView* v, int64_t big) noexcept nogil:
+    cdef int64_t* block = <int64_t*>malloc(9 * big * sizeof(int64_t))
+    if block != NULL:
+        v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
+        v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
+        v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
+    return block
 
 
 def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
@@ -563,218 +699,32 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
     `max_moves` per sentence (< 0: no bound).
     """
     cdef Py_ssize_t i
-    cdef int64_t N, m, h, old, best_m, best_h, done
-    cdef double current, value, best, removal
-    cdef int64_t* y
-    cdef const double* sc
     cdef int64_t* block
     cdef TreeView v
-    cdef int64_t big = largest(sizes) + 1
+    cdef Parts p
     with nogil:
-        block = <int64_t*>malloc(9 * big * sizeof(int64_t))
+        block = tree_view_alloc(&v, largest(sizes) + 1)
         if block != NULL:
-            v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
-            v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
-            v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
             for i in range(sizes.shape[0]):
-                N = sizes[i]
-                sc = &flat[offsets[i]]
-                y = &heads[head_offsets[i]]
-                done = 0
-                current = tree_score(sc, N, y, v.tin, v.tout)
-                while max_moves < 0 or done < max_moves:
-                    view_tree(y, N, &v)
-                    # a gain must beat rounding, or two trees of equal score could alternate
-                    best = 1e-12 * (1.0 + fabs(current))
-                    best_m = -1
-                    best_h = -1
-                    for m in range(1, N):
-                        old = y[m]
-                        if single_root and old == 0:
-                            continue  # the root keeps its one dependent
-                        removal = -sc[part(old, v.inner[m], m, N)]
-                        if v.outer[m] >= 0:
-                            removal += (sc[part(old, v.inner[m], v.outer[m], N)]
-                                        - sc[part(old, m, v.outer[m], N)])
-                        for h in range(N):
-                            if h == m or h == old or (single_root and h == 0):
-                                continue
-                            if v.tin[m] <= v.tin[h] < v.tout[m]:
-                                continue  # h is below m: a cycle
-                            value = move_gain(sc, N, y, &v, m, h, removal)
-                            if value > best:
-                                best = value
-                                best_m = m
-                                best_h = h
-                    if best_m < 0:
-                        break
-                    y[best_m] = best_h
-                    current = tree_score(sc, N, y, v.tin, v.tout)
-                    done += 1
-                moves[i] = done
+                full_parts(&p, &flat[offsets[i]], sizes[i])
+                climb_one(&p, single_root, &heads[head_offsets[i]], &v, max_moves, &moves[i])
         free(block)
     if block == NULL:
         raise MemoryError()
 
 
 # --------------------------------------------------------------------------
-# Pruned parts: the argmax and the search over the parts of kept arcs only.
-#
-# A sentence's kept parts come as
-#   arc_index[h * N + m]  the kept arc's number a, or -1 (arc pruned);
-#   part_start[a] .. part_start[a + 1]  its parts, whose previous siblings
-#       are part_sibling[j] (h first, for "no sibling", then ascending) and
-#       scores part_score[j];
-#   head_start[m] .. head_start[m + 1]  m's kept heads, head_list[j], ascending.
-# A part not listed scores -inf, so the recursions above give the best tree
-# over kept arcs while touching only kept parts and O(N^2) chart cells:
-# memory follows the kept parts, not N^3. The term order matches the full
-# kernels' (the first-dependent term first, then siblings ascending), so with
-# every part kept they return the same trees.
+# The same argmax and search over kept parts only, packed per batch
+# (siblings.kept_parts): sentence i's blocks start at offsets[5 i .. 5 i + 4]
+# in arc_index, part_start, part_sibling / part_score, head_start, head_list.
 # --------------------------------------------------------------------------
 
-cdef struct SparseParts:
-    int64_t N
-    const int64_t* arc_index
-    const int64_t* part_start
-    const int64_t* part_sibling
-    const double* part_score
-    const int64_t* head_start
-    const int64_t* head_list
-
-
-cdef inline double sparse_part(const SparseParts* p, int64_t h, int64_t s, int64_t m) noexcept nogil:
-    cdef int64_t a = p.arc_index[h * p.N + m]
-    cdef int64_t j
-    if a < 0:
-        return NEG_INF
-    for j in range(p.part_start[a], p.part_start[a + 1]):
-        if p.part_sibling[j] == s:
-            return p.part_score[j]
-    return NEG_INF
-
-
-cdef int sparse_argmax_one(const SparseParts* p, bint single_root, Chart* c,
-                           int64_t* heads) noexcept nogil:
-    cdef int64_t N = p.N
-    cdef int64_t w, s, t, r, d, top, kind, a, j
-    cdef double best, val
-    cdef double* C = c.C
-    cdef double* I = c.I
-    cdef double* S = c.S
-    heads[0] = -1
-    if N == 1:
-        return 0
-    for s in range(N):
-        C[ix(s, s, 0, N)] = 0.0
-        C[ix(s, s, 1, N)] = 0.0
-    for w in range(1, N):
-        for s in range(N - w):
-            t = s + w
-            best = NEG_INF
-            c.bS[s * N + t] = s
-            for r in range(s, t):
-                val = sibling_term(C, N, s, t, r)
-                if val > best:
-                    best = val
-                    c.bS[s * N + t] = r
-            S[s * N + t] = best
-            # arc s -> t, over its kept parts
-            best = NEG_INF
-            c.bI[ix(s, t, 1, N)] = s
-            a = p.arc_index[s * N + t]
-            if a >= 0:
-                for j in range(p.part_start[a], p.part_start[a + 1]):
-                    r = p.part_sibling[j]
-                    if r == s:
-                        val = C[ix(s + 1, t, 0, N)] + p.part_score[j]
-                    elif root_alone(single_root, s):
-                        continue
-                    else:
-                        val = I[ix(s, r, 1, N)] + S[r * N + t] + p.part_score[j]
-                    if val > best:
-                        best = val
-                        c.bI[ix(s, t, 1, N)] = r
-            I[ix(s, t, 1, N)] = best
-            # arc t -> s (none into the root)
-            best = NEG_INF
-            c.bI[ix(s, t, 0, N)] = t
-            a = p.arc_index[t * N + s] if s > 0 else -1
-            if a >= 0:
-                for j in range(p.part_start[a], p.part_start[a + 1]):
-                    r = p.part_sibling[j]
-                    if r == t:
-                        val = C[ix(s, t - 1, 1, N)] + p.part_score[j]
-                    else:
-                        val = S[s * N + r] + I[ix(r, t, 0, N)] + p.part_score[j]
-                    if val > best:
-                        best = val
-                        c.bI[ix(s, t, 0, N)] = r
-            I[ix(s, t, 0, N)] = best
-            best = NEG_INF
-            c.bC[ix(s, t, 0, N)] = s
-            for r in range(s, t):
-                val = left_complete_term(C, I, N, s, t, r)
-                if val > best:
-                    best = val
-                    c.bC[ix(s, t, 0, N)] = r
-            C[ix(s, t, 0, N)] = best
-            best = NEG_INF
-            c.bC[ix(s, t, 1, N)] = t
-            for r in range(s + 1, t + 1):
-                val = right_complete_term(C, I, N, s, t, r)
-                if val > best:
-                    best = val
-                    c.bC[ix(s, t, 1, N)] = r
-            C[ix(s, t, 1, N)] = best
-    if C[ix(0, N - 1, 1, N)] == NEG_INF:
-        return 1
-    top = -1
-    push(c.stack, &top, 0, 0, N - 1, 1)
-    while top >= 0:
-        kind = c.stack[4 * top]; s = c.stack[4 * top + 1]
-        t = c.stack[4 * top + 2]; d = c.stack[4 * top + 3]
-        top -= 1
-        if s == t:
-            continue
-        if kind == 2:
-            r = c.bS[s * N + t]
-            push(c.stack, &top, 0, s, r, 1)
-            push(c.stack, &top, 0, r + 1, t, 0)
-        elif kind == 1:
-            r = c.bI[ix(s, t, d, N)]
-            if d == 1:
-                heads[t] = s
-                if r == s:
-                    push(c.stack, &top, 0, s + 1, t, 0)
-                else:
-                    push(c.stack, &top, 1, s, r, 1)
-                    push(c.stack, &top, 2, r, t, 0)
-            else:
-                heads[s] = t
-                if r == t:
-                    push(c.stack, &top, 0, s, t - 1, 1)
-                else:
-                    push(c.stack, &top, 2, s, r, 0)
-                    push(c.stack, &top, 1, r, t, 0)
-        else:
-            r = c.bC[ix(s, t, d, N)]
-            if d == 0:
-                push(c.stack, &top, 0, s, r, 0)
-                push(c.stack, &top, 1, r, t, 0)
-            else:
-                push(c.stack, &top, 1, s, r, 1)
-                push(c.stack, &top, 0, r, t, 1)
-    return 0
-
-
-cdef inline void sparse_view(SparseParts* p, int64_t N, const int64_t[::1] arc_index,
-                             const int64_t[::1] part_start, const int64_t[::1] part_sibling,
-                             const double[::1] part_score, const int64_t[::1] head_start,
-                             const int64_t[::1] head_list, const int64_t[::1] offsets, Py_ssize_t i) noexcept nogil:
-    """Sentence i's parts: offsets[i, k] is where its k-th array starts in
-    the packed batch (arc_index, part_start, parts, head_start, head_list)."""
+cdef inline void kept_parts_of(Parts* p, int64_t N, const int64_t[::1] offsets, Py_ssize_t i,
+                               const int64_t[::1] arc_index, const int64_t[::1] part_start,
+                               const int64_t[::1] part_sibling, const double[::1] part_score,
+                               const int64_t[::1] head_start, const int64_t[::1] head_list) noexcept nogil:
     p.N = N
+    p.full = NULL
     p.arc_index = &arc_index[offsets[5 * i]]
     p.part_start = &part_start[offsets[5 * i + 1]]
     p.part_sibling = &part_sibling[offsets[5 * i + 2]]
@@ -793,64 +743,17 @@ def sparse_sibling_eisner_batch(const int64_t[::1] sizes, const int64_t[::1] off
     cdef Py_ssize_t i
     cdef int status
     cdef Chart c
-    cdef SparseParts p
+    cdef Parts p
     with nogil:
         status = chart_alloc(&c, largest(sizes), True)
         if status == 0:
             for i in range(sizes.shape[0]):
-                sparse_view(&p, sizes[i], arc_index, part_start, part_sibling, part_score,
-                            head_start, head_list, offsets, i)
-                failed[i] = sparse_argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
+                kept_parts_of(&p, sizes[i], offsets, i, arc_index, part_start, part_sibling, part_score,
+                              head_start, head_list)
+                failed[i] = argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
         chart_free(&c)
     if status != 0:
         raise MemoryError()
-
-
-cdef double sparse_tree_score(const SparseParts* p, const int64_t* heads,
-                              int64_t* last_left, int64_t* last_right) noexcept nogil:
-    cdef int64_t N = p.N
-    cdef int64_t h, m
-    cdef double total = 0.0
-    for h in range(N):
-        last_left[h] = h
-        last_right[h] = h
-    for m in range(1, N):
-        h = heads[m]
-        if h < m:
-            total += sparse_part(p, h, last_right[h], m)
-            last_right[h] = m
-    for m in range(N - 1, 0, -1):
-        h = heads[m]
-        if h > m:
-            total += sparse_part(p, h, last_left[h], m)
-            last_left[h] = m
-    return total
-
-
-cdef double sparse_move_gain(const SparseParts* p, const int64_t* y, const TreeView* v,
-                             int64_t m, int64_t h, double removal) noexcept nogil:
-    """`move_gain` over the kept parts."""
-    cdef int64_t k, c, prev = h, nxt = -1
-    if m > h:
-        for k in range(v.kid_start[h], v.kid_start[h + 1]):
-            c = v.kids[k]
-            if c > m:
-                nxt = c
-                break
-            if c > h:
-                prev = c
-    else:
-        for k in range(v.kid_start[h], v.kid_start[h + 1]):
-            c = v.kids[k]
-            if c < m:
-                nxt = c
-            elif c < h:
-                prev = c
-                break
-    removal += sparse_part(p, h, prev, m)
-    if nxt >= 0:
-        removal += sparse_part(p, h, m, nxt) - sparse_part(p, h, prev, nxt)
-    return removal
 
 
 def sparse_hill_climb_batch(const int64_t[::1] sizes, const int64_t[::1] offsets,
@@ -861,56 +764,16 @@ def sparse_hill_climb_batch(const int64_t[::1] sizes, const int64_t[::1] offsets
                             int64_t max_moves, int64_t[::1] moves):
     """`hill_climb_batch` over the kept parts: each word tries its kept heads only."""
     cdef Py_ssize_t i
-    cdef int64_t N, m, h, j, old, best_m, best_h, done
-    cdef double current, value, best, removal
-    cdef int64_t* y
     cdef int64_t* block
     cdef TreeView v
-    cdef SparseParts p
-    cdef int64_t big = largest(sizes) + 1
+    cdef Parts p
     with nogil:
-        block = <int64_t*>malloc(9 * big * sizeof(int64_t))
+        block = tree_view_alloc(&v, largest(sizes) + 1)
         if block != NULL:
-            v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
-            v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
-            v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
             for i in range(sizes.shape[0]):
-                N = sizes[i]
-                sparse_view(&p, N, arc_index, part_start, part_sibling, part_score,
-                            head_start, head_list, offsets, i)
-                y = &heads[head_offsets[i]]
-                done = 0
-                current = sparse_tree_score(&p, y, v.tin, v.tout)
-                while max_moves < 0 or done < max_moves:
-                    view_tree(y, N, &v)
-                    best = 1e-12 * (1.0 + fabs(current))
-                    best_m = -1
-                    best_h = -1
-                    for m in range(1, N):
-                        old = y[m]
-                        if single_root and old == 0:
-                            continue
-                        removal = -sparse_part(&p, old, v.inner[m], m)
-                        if v.outer[m] >= 0:
-                            removal += (sparse_part(&p, old, v.inner[m], v.outer[m])
-                                        - sparse_part(&p, old, m, v.outer[m]))
-                        for j in range(p.head_start[m], p.head_start[m + 1]):
-                            h = p.head_list[j]
-                            if h == m or h == old or (single_root and h == 0):
-                                continue
-                            if v.tin[m] <= v.tin[h] < v.tout[m]:
-                                continue
-                            value = sparse_move_gain(&p, y, &v, m, h, removal)
-                            if value > best:
-                                best = value
-                                best_m = m
-                                best_h = h
-                    if best_m < 0:
-                        break
-                    y[best_m] = best_h
-                    current = sparse_tree_score(&p, y, v.tin, v.tout)
-                    done += 1
-                moves[i] = done
+                kept_parts_of(&p, sizes[i], offsets, i, arc_index, part_start, part_sibling, part_score,
+                              head_start, head_list)
+                climb_one(&p, single_root, &heads[head_offsets[i]], &v, max_moves, &moves[i])
         free(block)
     if block == NULL:
         raise MemoryError()
