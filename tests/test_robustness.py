@@ -256,6 +256,15 @@ def test_second_order_parsing_memory_follows_the_chunk_not_the_batch():
     assert second["rise_mb"] <= 1.5 * second_small["rise_mb"] + 50, (second_small, second)
 
 
+def test_pruned_second_order_parses_400_words_in_less_memory_than_every_part_takes_for_200():
+    """Kept parts grow with n k^2, every part with (n+1)^3: a 400-word
+    sentence, parsed whole, raises the peak less than a 200-word one with
+    every part (which holds 8 million of them)."""
+    pruned = _peak("mst_parser order 2, kept parts, one sentence of 400 words", 1)
+    full = _peak("mst_parser order 2, every part, one sentence of 200 words", 1)
+    assert pruned["rise_mb"] < 0.5 * full["rise_mb"], (pruned, full)
+
+
 def test_a_50000_character_token_stays_under_1_gb_and_is_left_whole():
     result = _peak("supervised_morph_segmenter, 50,000-character token", 1)
     assert result["peak_mb"] < 1024, result

@@ -144,6 +144,21 @@ def main(argv=None) -> int:
     p.add_argument("--docs", type=int, default=400)
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="memory")
+    p = measurement("speed", help="components and their peers: words/s and peak memory, each in a fresh process")
+    p.add_argument("dev", type=Path, help=".spacy file whose gold words (or, --raw, texts) are processed")
+    p.add_argument("systems", nargs="+", help="LABEL=PIPELINE[,COMPONENT.SETTING=VALUE] or LABEL=morfessor:MODEL_FILE")
+    p.add_argument("--raw", action="store_true", help="the documents' text through each pipeline's tokenizer")
+    p.add_argument("--repeats", type=int, default=3, help="passes per process (the best counts)")
+    p.add_argument("--rounds", type=int, default=2, help="times the systems take turns")
+    p.add_argument("--unit", default="words", help="what the rate counts (words, tokens)")
+    p.add_argument("--morfessor-python", type=Path, default=Path(".venvs/morfessor/bin/python"))
+    p.add_argument("--title", default="")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
+    p = sub.add_parser("speed-morfessor-train", help="Morfessor Baseline learned from a .spacy corpus's running text")
+    p.add_argument("corpus", type=Path)
+    p.add_argument("model_file", type=Path)
+    p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
     p = sub.add_parser("assemble", help="one pipeline of the components of trained pipelines")
     p.add_argument("output", type=Path, help="directory to write the pipeline (and its training time) to")
     p.add_argument("pipelines", nargs="+", type=Path)
@@ -199,6 +214,25 @@ def main(argv=None) -> int:
         results = memory.evaluate(args.docs)
         text = memory.format_table(results, args.docs) + f"\n\n{memory.about(args.docs)} {machine_line()}\n"
         return emit(text, args)
+    if args.what == "speed":
+        from . import speed
+
+        if any("=morfessor:" in spec for spec in args.systems):
+            speed.write_tokens(args.dev)
+        results = speed.evaluate(args.systems, args.dev, args.raw, args.repeats, args.rounds, args.morfessor_python)
+        condition = ("raw text: each pipeline's own tokenizer and sentences" if args.raw
+                     else "gold words and sentences")
+        text = ((f"{args.title}\n\n" if args.title else "") + speed.format_table(results, args.unit)
+                + f"\n\nData: {args.dev}, {next(iter(results.values()))['words']:,} gold {args.unit}; "
+                f"{condition}. Each system in a fresh process, best of {args.repeats} passes x "
+                f"{args.rounds} turns, nlp.pipe(batch_size=256); peak RSS includes the loaded pipeline. "
+                f"{machine_line()}\n")
+        return emit(text, args)
+    if args.what == "speed-morfessor-train":
+        from .speed import train_morfessor
+
+        train_morfessor(args.corpus, args.model_file, args.morfessor_bin)
+        return 0
     if args.what == "segment-probe":
         from .segment_probe import probe
 

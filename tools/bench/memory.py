@@ -25,13 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "corpus" / "sample"
 
 CASES = ("mst_parser order 1", "mst_parser order 2", "supervised_morph_segmenter, 50,000-character token")
+#: second order on one long sentence: kept parts (the default) against every part
+LONG_SENTENCE_CASES = tuple(f"mst_parser order 2, {parts}, one sentence of {n} words"
+                            for parts in ("kept parts", "every part") for n in (100, 200, 400)
+                            if not (parts == "every part" and n > 200))
 
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def _mst_pipeline(order: int):
+def _mst_pipeline(order: int, kept_heads: int = 8):
     import spacy
     from spacy.tokens import Doc
     from spacy.training import Example
@@ -39,7 +43,7 @@ def _mst_pipeline(order: int):
     from spacy_struct.convert.conllu import read_conllu, sentences_to_docs
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("mst_parser", config={"model": {"order": order}})
+    nlp.add_pipe("mst_parser", config={"model": {"order": order}, "kept_heads": kept_heads})
     docs = sentences_to_docs(list(read_conllu(SAMPLE / "sample-train.conllu"))[:50], nlp.vocab, n_sents=1)
     examples = [Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in docs]
     nlp.initialize(lambda: examples)
@@ -61,7 +65,17 @@ def measure(case: str, n_docs: int) -> Dict[str, float]:
     import warnings
 
     warnings.simplefilter("ignore")
-    if case.startswith("mst_parser"):
+    if case in LONG_SENTENCE_CASES:
+        from spacy.tokens import Doc
+
+        n_words = int(case.split(" of ")[1].split()[0])
+        nlp = _mst_pipeline(2, 0 if "every part" in case else 8)
+        words = (_parse_docs(nlp.vocab, 1)[0].text.split() * 12)[:n_words]
+        list(nlp.pipe([Doc(nlp.vocab, words=words[:20])]))
+        loaded = _peak_mb()
+        doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (n_words - 1)))
+        assert len(doc) == n_words
+    elif case.startswith("mst_parser"):
         nlp = _mst_pipeline(int(case[-1]))
         docs = _parse_docs(nlp.vocab, n_docs)
         list(nlp.pipe(docs[:1]))
@@ -101,19 +115,20 @@ def format_table(results: Dict[str, Dict[str, float]], n_docs: int) -> str:
     rows = ["| case | peak RSS (MB) | rise over the loaded pipeline (MB) | peak vs mst_parser order 1 |",
             "|---|---|---|---|"]
     for case, r in results.items():
-        ratio = f"{r['peak_mb'] / first['peak_mb']:.2f}x" if case.startswith("mst_parser") else "-"
+        ratio = f"{r['peak_mb'] / first['peak_mb']:.2f}x" if case in ("mst_parser order 1", "mst_parser order 2") else "-"
         rows.append(f"| {case} | {r['peak_mb']:,.0f} | {r['rise_mb']:,.0f} | {ratio} |")
     return "\n".join(rows)
 
 
 def evaluate(n_docs: int) -> Dict[str, Dict[str, float]]:
     """Every case, each in its own process."""
-    return {case: run_case(case, n_docs) for case in CASES}
+    return {case: run_case(case, n_docs) for case in CASES + LONG_SENTENCE_CASES}
 
 
 def about(n_docs: int) -> str:
     return (f"Workload: {n_docs} docs x 10 sentences x 35 words, given sentence boundaries, "
-            f"nlp.pipe(batch_size=1000); one 50,000-character token. Each case in a fresh process; "
+            f"nlp.pipe(batch_size=1000); one 50,000-character token; one sentence of 100, 200 or 400 "
+            f"words (every part: at most 200, the longest it decodes whole). Each case in a fresh process; "
             f"default architectures, initialized on the embedded sample.")
 
 
