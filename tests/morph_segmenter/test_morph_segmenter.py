@@ -51,6 +51,18 @@ def test_raw_text_gets_morphs_that_spell_each_word_and_new_words_are_segmented(t
     assert whitespace[1].is_space and whitespace[1]._.morphs == (" ",)
 
 
+def test_new_words_are_cached_within_a_bound_and_segment_the_same_after_it_starts_over(trained, monkeypatch):
+    from spacy_struct.morph_segmenter import model as morph_model
+
+    monkeypatch.setattr(morph_model, "NEW_WORD_CACHE_SIZE", 3)
+    model = trained.get_pipe("morph_segmenter").model
+    model._new.clear()
+    words = ["regriskingly", "unkindly", "rehultings", "unloudly", "rewalkly"]
+    first = [tuple(model.segment(w)) for w in words]
+    assert len(model._new) <= 3
+    assert [tuple(model.segment(w)) for w in words] == first
+
+
 def test_each_model_stage_trains_and_is_reproducible():
     for stage in ("basic", "pos", "token_pos"):
         a, b = _trained(stage, sweeps=3, seed=1), _trained(stage, sweeps=3, seed=1)

@@ -53,6 +53,10 @@ DEFAULT_PRIORS: Dict[str, object] = {
 }
 
 
+#: segmentations of unseen words kept for reuse; the cache starts over when full
+NEW_WORD_CACHE_SIZE = 100_000
+
+
 @dataclass
 class MorphSettings:
     """How the model is learned (see the module's docstring)."""
@@ -197,9 +201,11 @@ class MorphModel:
             return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i])
         if not self.is_fitted or not is_segmentable(form, self.settings.max_length):
             return Morphs((word,))
-        if form not in self._new:
-            self._new[form] = self._segment_new(form)
-        known = self._new[form]
+        known = self._new.get(form)
+        if known is None:
+            if len(self._new) >= NEW_WORD_CACHE_SIZE:
+                self._new.clear()  # a stream of ever new words must not grow memory without bound
+            known = self._new[form] = self._segment_new(form)
         return Morphs.from_cuts(word, known.cuts, known.stem_index, known.tag)
 
     def _segment_new(self, form: str) -> Morphs:
