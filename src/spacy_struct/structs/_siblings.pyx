@@ -323,22 +323,42 @@ cdef int argmax_one(const Parts* p, bint single_root, Chart* c,
     return 0
 
 
+cdef int argmax_all(const Parts* ps, Py_ssize_t count, int64_t biggest, bint single_root, int64_t* heads,
+                    const int64_t* head_offsets, uint8_t* failed) noexcept nogil:
+    """argmax_one for every sentence, one chart for all; -1 when out of memory."""
+    cdef Py_ssize_t i
+    cdef Chart c
+    cdef int status = chart_alloc(&c, biggest, True)
+    if status == 0:
+        for i in range(count):
+            failed[i] = argmax_one(&ps[i], single_root, &c, &heads[head_offsets[i]])
+    chart_free(&c)
+    return status
+
+
+cdef Parts* full_parts_of_batch(const double[::1] flat, const int64_t[::1] offsets,
+                                const int64_t[::1] sizes) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef Parts* ps = <Parts*>malloc((sizes.shape[0] + 1) * sizeof(Parts))
+    if ps != NULL:
+        for i in range(sizes.shape[0]):
+            full_parts(&ps[i], &flat[offsets[i]], sizes[i])
+    return ps
+
+
 def sibling_eisner_batch(const double[::1] flat, const int64_t[::1] offsets,
                          const int64_t[::1] sizes, bint single_root,
                          int64_t[::1] heads, const int64_t[::1] head_offsets,
                          uint8_t[::1] failed):
     """Best projective tree under the part scores, every sentence of a packed batch."""
-    cdef Py_ssize_t i
-    cdef int status
-    cdef Chart c
-    cdef Parts p
+    cdef int status = -1
+    cdef Parts* ps
     with nogil:
-        status = chart_alloc(&c, largest(sizes), True)
-        if status == 0:
-            for i in range(sizes.shape[0]):
-                full_parts(&p, &flat[offsets[i]], sizes[i])
-                failed[i] = argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
-        chart_free(&c)
+        ps = full_parts_of_batch(flat, offsets, sizes)
+        if ps != NULL:
+            status = argmax_all(ps, sizes.shape[0], largest(sizes), single_root, &heads[0], &head_offsets[0],
+                                &failed[0])
+        free(ps)
     if status != 0:
         raise MemoryError()
 
@@ -679,13 +699,22 @@ cdef void climb_one(const Parts* p, bint single_root, int64_t* y, TreeView* v, i
     moves[0] = done
 
 
-cdef int64_t* tree_view_alloc(TreeView* v, int64_t big) noexcept nogil:
+cdef int climb_all(const Parts* ps, Py_ssize_t count, int64_t biggest, bint single_root, int64_t* heads,
+                   const int64_t* head_offsets, int64_t max_moves, int64_t* moves) noexcept nogil:
+    """climb_one for every sentence, one tree view for all; -1 when out of memory."""
+    cdef Py_ssize_t i
+    cdef TreeView v
+    cdef int64_t big = biggest + 1
     cdef int64_t* block = <int64_t*>malloc(9 * big * sizeof(int64_t))
-    if block != NULL:
-        v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
-        v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
-        v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
-    return block
+    if block == NULL:
+        return -1
+    v.inner = block; v.outer = block + big; v.kid_start = block + 2 * big
+    v.kids = block + 3 * big; v.fill = block + 4 * big; v.tin = block + 5 * big
+    v.tout = block + 6 * big; v.stack = block + 7 * big; v.cursor = block + 8 * big
+    for i in range(count):
+        climb_one(&ps[i], single_root, &heads[head_offsets[i]], &v, max_moves, &moves[i])
+    free(block)
+    return 0
 
 
 def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
@@ -698,18 +727,15 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
     the improved tree on exit; `moves` receives the changes made. At most
     `max_moves` per sentence (< 0: no bound).
     """
-    cdef Py_ssize_t i
-    cdef int64_t* block
-    cdef TreeView v
-    cdef Parts p
+    cdef int status = -1
+    cdef Parts* ps
     with nogil:
-        block = tree_view_alloc(&v, largest(sizes) + 1)
-        if block != NULL:
-            for i in range(sizes.shape[0]):
-                full_parts(&p, &flat[offsets[i]], sizes[i])
-                climb_one(&p, single_root, &heads[head_offsets[i]], &v, max_moves, &moves[i])
-        free(block)
-    if block == NULL:
+        ps = full_parts_of_batch(flat, offsets, sizes)
+        if ps != NULL:
+            status = climb_all(ps, sizes.shape[0], largest(sizes), single_root, &heads[0], &head_offsets[0],
+                               max_moves, &moves[0])
+        free(ps)
+    if status != 0:
         raise MemoryError()
 
 
@@ -719,18 +745,23 @@ def hill_climb_batch(const double[::1] flat, const int64_t[::1] offsets,
 # in arc_index, part_start, part_sibling / part_score, head_start, head_list.
 # --------------------------------------------------------------------------
 
-cdef inline void kept_parts_of(Parts* p, int64_t N, const int64_t[::1] offsets, Py_ssize_t i,
-                               const int64_t[::1] arc_index, const int64_t[::1] part_start,
-                               const int64_t[::1] part_sibling, const double[::1] part_score,
-                               const int64_t[::1] head_start, const int64_t[::1] head_list) noexcept nogil:
-    p.N = N
-    p.full = NULL
-    p.arc_index = &arc_index[offsets[5 * i]]
-    p.part_start = &part_start[offsets[5 * i + 1]]
-    p.part_sibling = &part_sibling[offsets[5 * i + 2]]
-    p.part_score = &part_score[offsets[5 * i + 2]]
-    p.head_start = &head_start[offsets[5 * i + 3]]
-    p.head_list = &head_list[offsets[5 * i + 4]]
+cdef Parts* kept_parts_of_batch(const int64_t[::1] sizes, const int64_t[::1] offsets,
+                                const int64_t[::1] arc_index, const int64_t[::1] part_start,
+                                const int64_t[::1] part_sibling, const double[::1] part_score,
+                                const int64_t[::1] head_start, const int64_t[::1] head_list) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef Parts* ps = <Parts*>malloc((sizes.shape[0] + 1) * sizeof(Parts))
+    if ps != NULL:
+        for i in range(sizes.shape[0]):
+            ps[i].N = sizes[i]
+            ps[i].full = NULL
+            ps[i].arc_index = &arc_index[offsets[5 * i]]
+            ps[i].part_start = &part_start[offsets[5 * i + 1]]
+            ps[i].part_sibling = &part_sibling[offsets[5 * i + 2]]
+            ps[i].part_score = &part_score[offsets[5 * i + 2]]
+            ps[i].head_start = &head_start[offsets[5 * i + 3]]
+            ps[i].head_list = &head_list[offsets[5 * i + 4]]
+    return ps
 
 
 def sparse_sibling_eisner_batch(const int64_t[::1] sizes, const int64_t[::1] offsets,
@@ -740,18 +771,15 @@ def sparse_sibling_eisner_batch(const int64_t[::1] sizes, const int64_t[::1] off
                                 bint single_root, int64_t[::1] heads, const int64_t[::1] head_offsets,
                                 uint8_t[::1] failed):
     """Best projective tree over the kept parts, every sentence of a packed batch."""
-    cdef Py_ssize_t i
-    cdef int status
-    cdef Chart c
-    cdef Parts p
+    cdef int status = -1
+    cdef Parts* ps
     with nogil:
-        status = chart_alloc(&c, largest(sizes), True)
-        if status == 0:
-            for i in range(sizes.shape[0]):
-                kept_parts_of(&p, sizes[i], offsets, i, arc_index, part_start, part_sibling, part_score,
-                              head_start, head_list)
-                failed[i] = argmax_one(&p, single_root, &c, &heads[head_offsets[i]])
-        chart_free(&c)
+        ps = kept_parts_of_batch(sizes, offsets, arc_index, part_start, part_sibling, part_score,
+                                 head_start, head_list)
+        if ps != NULL:
+            status = argmax_all(ps, sizes.shape[0], largest(sizes), single_root, &heads[0], &head_offsets[0],
+                                &failed[0])
+        free(ps)
     if status != 0:
         raise MemoryError()
 
@@ -763,17 +791,14 @@ def sparse_hill_climb_batch(const int64_t[::1] sizes, const int64_t[::1] offsets
                             bint single_root, int64_t[::1] heads, const int64_t[::1] head_offsets,
                             int64_t max_moves, int64_t[::1] moves):
     """`hill_climb_batch` over the kept parts: each word tries its kept heads only."""
-    cdef Py_ssize_t i
-    cdef int64_t* block
-    cdef TreeView v
-    cdef Parts p
+    cdef int status = -1
+    cdef Parts* ps
     with nogil:
-        block = tree_view_alloc(&v, largest(sizes) + 1)
-        if block != NULL:
-            for i in range(sizes.shape[0]):
-                kept_parts_of(&p, sizes[i], offsets, i, arc_index, part_start, part_sibling, part_score,
-                              head_start, head_list)
-                climb_one(&p, single_root, &heads[head_offsets[i]], &v, max_moves, &moves[i])
-        free(block)
-    if block == NULL:
+        ps = kept_parts_of_batch(sizes, offsets, arc_index, part_start, part_sibling, part_score,
+                                 head_start, head_list)
+        if ps != NULL:
+            status = climb_all(ps, sizes.shape[0], largest(sizes), single_root, &heads[0], &head_offsets[0],
+                               max_moves, &moves[0])
+        free(ps)
+    if status != 0:
         raise MemoryError()
