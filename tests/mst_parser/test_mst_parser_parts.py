@@ -364,15 +364,21 @@ def test_biaffine_scorer_rejects_bad_context_sizes(width, depth):
         build_biaffine_arc_scorer(tok2vec, context_width=width, context_depth=depth)
 
 
+def _random_labeler(rng, width: int, n_labels: int):
+    """An edge labeler with a random bilinear form (it starts at zero)."""
+    labeler = build_edge_labeler()
+    labeler.set_dim("nI", width)
+    labeler.set_dim("nO", n_labels)
+    labeler.initialize()
+    labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    return labeler
+
+
 def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form():
     """At prediction the bilinear form is contracted once per distinct head;
     the scores are those of the per-word form training uses."""
     rng = np.random.default_rng(8)
-    labeler = build_edge_labeler()
-    labeler.set_dim("nI", 5)
-    labeler.set_dim("nO", 6)
-    labeler.initialize()
-    labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    labeler = _random_labeler(rng, 5, 6)
     sizes = (6, 1, 9, 0)
     deps = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
     heads_side = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
@@ -386,11 +392,7 @@ def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form():
 
 def test_edge_labeler_gradients_match_finite_differences():
     rng = np.random.default_rng(7)
-    labeler = build_edge_labeler()
-    labeler.set_dim("nI", 3)
-    labeler.set_dim("nO", 4)
-    labeler.initialize()
-    labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    labeler = _random_labeler(rng, 3, 4)
     deps = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
     heads_side = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
     heads = [np.array([-1, 2, 0, 2]), np.array([-1, 0])]
