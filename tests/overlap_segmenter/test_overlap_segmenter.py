@@ -225,7 +225,10 @@ def test_coordinations_of_words_never_seen_in_training_come_out_discontinuous():
     train = _coordination_examples(nlp, rng, seen, 60, ("pair", "list", "plain", "plain"))
     nlp.initialize(lambda: train)
     optimizer = Adam(0.01)
-    for _ in range(20):
+    # 40 epochs: at 20 the skip scores of seed 0 were on the edge of learning
+    # the construction, and the rounding of one machine's BLAS tipped them
+    # (4 of 24 found; seeds 1 and 2, and every seed at 40, find all 24)
+    for _ in range(40):
         rng.shuffle(train)
         for b in range(0, len(train), 10):
             nlp.update(train[b:b + 10], sgd=optimizer)
