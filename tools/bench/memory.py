@@ -31,7 +31,7 @@ LONG_SENTENCE_CASES = tuple(f"mst_parser order 2, {parts}, one sentence of {n} w
                             if not (parts == "every part" and n > 200))
 
 
-def _peak_mb() -> float:
+def peak_mb() -> float:
     """This process's peak resident memory in MB: VmHWM, which starts
     afresh at exec (ru_maxrss would keep the peak of the process that
     started this one, e.g. a test runner's)."""
@@ -79,14 +79,14 @@ def measure(case: str, n_docs: int) -> Dict[str, float]:
         nlp = _mst_pipeline(2, 0 if "every part" in case else 8)
         words = (_parse_docs(nlp.vocab, 1)[0].text.split() * 12)[:n_words]
         list(nlp.pipe([Doc(nlp.vocab, words=words[:20])]))
-        loaded = _peak_mb()
+        loaded = peak_mb()
         doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (n_words - 1)))
         assert len(doc) == n_words
     elif case.startswith("mst_parser"):
         nlp = _mst_pipeline(int(case[-1]))
         docs = _parse_docs(nlp.vocab, n_docs)
         list(nlp.pipe(docs[:1]))
-        loaded = _peak_mb()
+        loaded = peak_mb()
         n = sum(1 for _ in nlp.pipe(docs, batch_size=1000))
         assert n == n_docs
     else:
@@ -101,10 +101,10 @@ def measure(case: str, n_docs: int) -> Dict[str, float]:
         ref = list(DocBin().from_disk(SAMPLE / "morph_train.spacy").get_docs(nlp.vocab))[:50]
         nlp.initialize(lambda: [Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in ref])
         nlp("warm up")
-        loaded = _peak_mb()
+        loaded = peak_mb()
         doc = nlp(Doc(nlp.vocab, words=["acgt" * 12_500]))
         assert doc[0]._.morphs is not None
-    peak = _peak_mb()
+    peak = peak_mb()
     return {"peak_mb": peak, "rise_mb": peak - loaded}
 
 

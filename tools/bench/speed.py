@@ -18,26 +18,16 @@ words of DEV either way, so the figures compare. Single-threaded unless
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from .memory import peak_mb
+
 ROOT = Path(__file__).resolve().parents[2]
 MORFESSOR_CHILD = Path(__file__).with_name("morfessor_speed.py")
-
-
-def _peak_mb() -> float:
-    """This process's peak resident memory in MB: VmHWM, which starts
-    afresh at exec (ru_maxrss would keep the peak of the process that
-    started this one, e.g. a test runner's)."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _docs(nlp, dev: Path, raw: bool):
@@ -76,7 +66,7 @@ def measure(spec: str, dev: Path, raw: bool, repeats: int) -> Dict[str, float]:
         for _doc in nlp.pipe(docs, batch_size=256):
             pass
         best = min(best, time.perf_counter() - start)
-    return {"seconds": best, "words": n_words, "peak_mb": _peak_mb()}
+    return {"seconds": best, "words": n_words, "peak_mb": peak_mb()}
 
 
 def run_child(spec: str, dev: Path, raw: bool, repeats: int, morfessor_python: Path) -> Dict[str, float]:
