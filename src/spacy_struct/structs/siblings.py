@@ -342,7 +342,6 @@ def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling:
     np.cumsum(counts, out=cum[1:])
     local_cum = cum[1:] - cum[node_start[for_sentence]]
     head_start[np.arange(total) + for_sentence + 1] = local_cum
-    head_start[node_start[:-1] + np.arange(len(sizes))] = 0
     offsets = np.stack([flat_start[:-1], arc_start[:-1] + np.arange(len(sizes)), part_first[arc_start[:-1]],
                         node_start[:-1] + np.arange(len(sizes)), arc_start[:-1]], axis=1)
     return PackedParts(sizes, np.ascontiguousarray(offsets.ravel()), arc_index, part_start,
