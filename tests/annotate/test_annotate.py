@@ -3,6 +3,7 @@ every component, on one machine and on Ray Data (a local Ray, 2 workers);
 resuming; a worker killed mid-run; bad records in the errors file."""
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -160,3 +161,36 @@ def test_the_command_line_and_its_errors(pipelines, corpus, tmp_path):
     run = subprocess.run([sys.executable, "-m", "spacy_struct", "annotate", str(pipelines["nested_ner"]),
                           str(tmp_path / "nothing*.jsonl"), str(tmp_path / "out2")], capture_output=True, text=True)
     assert run.returncode == 1 and "names no file" in run.stderr
+
+
+def test_one_thread_environment_is_set_inside_and_restored_after(monkeypatch):
+    from spacy_struct.annotate.engines import ONE_THREAD, one_thread_environment
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    with one_thread_environment():
+        assert {name: os.environ.get(name) for name in ONE_THREAD} == ONE_THREAD
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+_LOCAL_RAY_THREADS = """
+import os, ray
+from spacy_struct.annotate.engines import RayEngine
+RayEngine("unused", None, None, workers=1, batch_size=1, max_chars=1, address=None)
+@ray.remote(num_cpus=1)
+def threads():
+    return os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")
+print(ray.get(threads.remote()), os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS"))
+ray.shutdown()
+"""
+
+
+def test_a_local_ray_started_by_annotate_gives_its_workers_one_thread():
+    """Its workers inherit one BLAS thread from the environment; the
+    driver's own environment is left as it was (here: unset)."""
+    pytest.importorskip("ray")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", _LOCAL_RAY_THREADS], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "('1', '1') None None"
