@@ -446,3 +446,29 @@ def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monke
         else:
             assert "tuned" not in seg.init_report
             assert settings.priors["gamma_segments"] == 0.99 and settings.max_suffixes == 2
+
+
+def test_never_seen_stems_lose_the_affixes_the_model_learned(trained):
+    """A stem the sample never has ("blorf") with the sample's affixes:
+    spelled by the learned stems' characters, the known affixes come off;
+    priced by length alone (the paper's), a new word costs hardly more
+    whole than split, and some stay whole."""
+    from dataclasses import replace
+
+    model = trained.get_pipe("morph_segmenter").model
+    words = ["blorfed", "blorfing", "blorfs", "blorfly", "reblorfed", "unblorfly"]
+    assert not set(words) & set(model.forms)
+    assert model.settings.new_strings == "spelling"
+    spelled = {w: tuple(model.segment(w)) for w in words}
+    assert spelled == {"blorfed": ("blorf", "ed"), "blorfing": ("blorf", "ing"), "blorfs": ("blorf", "s"),
+                       "blorfly": ("blorf", "ly"), "reblorfed": ("re", "blorf", "ed"),
+                       "unblorfly": ("un", "blorf", "ly")}
+    saved = model.settings
+    try:
+        model.settings = replace(saved, new_strings="length")
+        model._reset()
+        by_length = {w: tuple(model.segment(w)) for w in words}
+    finally:
+        model.settings = saved
+        model._reset()
+    assert sum(len(m) == 1 for m in by_length.values()) >= 2

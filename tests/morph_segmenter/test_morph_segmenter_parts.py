@@ -161,6 +161,11 @@ def test_boundary_scores_weigh_tokens_or_types():
         return correct, predicted, gold
     assert boundary_counts(examples) == count(False) == (1, 4, 4)
     assert boundary_counts(examples, by_type=True) == count(True)
+    # only the words `keep` accepts: "walked" is right; "dogs" is cut in the
+    # wrong place twice and left whole once
+    assert boundary_counts(examples, keep=lambda w: w == "walked") == (1, 1, 1)
+    assert boundary_counts(examples, keep=lambda w: w == "dogs") == (0, 2, 3)
+    assert boundary_counts(examples, by_type=True, keep=lambda w: w == "dogs") == (0, 1, 1)
     scores = score_morphs(examples)
     assert scores["morph_boundary_p"] == pytest.approx(1 / 4) and scores["morph_type_boundary_r"] == pytest.approx(1 / 2)
 
@@ -341,8 +346,9 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
     ids = {s: k for k, s in enumerate(table.morph_strings)}
     known = len(ids)
     new = build_hypotheses(["talking"], morph_ids=ids)
-    new_lengths = np.array([len(s) for s in new.morph_strings[known:]], dtype=np.int32)
-    tag, h = sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, new_lengths)
+    gamma = SETTINGS["gamma_length"]
+    geometric = np.array([np.log(gamma) + len(s) * np.log1p(-gamma) for s in new.morph_strings[known:]])
+    tag, h = sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, geometric)
     segs = [segmentation_of(table, x) for x in sampler.hyps_array]
     tags = list(sampler.tags_array)
     scores = {}
@@ -351,6 +357,16 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
             scores[t, k] = log_joint(segs + [segmentation_of(new, k)], tags + [t], sentences, words + ["talking"],
                                      SETTINGS, 3, False, False, most_morphs=int(np.max(table.n_morphs)))
     assert scores[tag, h] == pytest.approx(max(scores.values()), abs=1e-9)
+    # any other price of the new strings replaces their geometric one, term
+    # for term: each hypothesis's score moves by the difference of the
+    # prices of the new strings it uses (each counted once)
+    prices = np.random.default_rng(0).uniform(-30.0, -1.0, len(geometric))
+    tag, h = sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, prices)
+    moved = {}
+    for (t, k), value in scores.items():
+        used = {int(m) - known for m in new.morphs[k, :new.n_morphs[k]] if m >= known}
+        moved[t, k] = value + sum(prices[u] - geometric[u] for u in used)
+    assert moved[tag, h] == pytest.approx(max(moved.values()), abs=1e-9)
 
 
 def test_the_stem_limits_apply_to_learned_words_and_to_new_ones(monkeypatch):
@@ -375,7 +391,7 @@ def test_the_stem_limits_apply_to_learned_words_and_to_new_ones(monkeypatch):
 # ------------------------------------------------------------------ bench
 def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path):
     from spacy_struct.convert.morphology import read_sigmorphon
-    from tools.bench.morph import _recase, agreement_cue, dev_references, score
+    from tools.bench.morph import _recase, agreement_cue, dev_references, score, unseen_types
 
     path = tmp_path / "xx.sentence.dev.tsv"
     path.write_text("The dogs ran .\tThe dog @@s ran .\nbig cats walked\tbig cat @@s walk @@ed\n", encoding="utf8")
@@ -385,9 +401,45 @@ def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path)
     scores = score(refs, lambda w: perfect.get(w, (w,)))
     assert scores["morph_boundary_f"] == 1.0 and scores["sigmorphon_f"] == 1.0
     assert _recase("Dogs", ["dog", "s"]) == ["Dog", "s"]
+    # inductive: the learned text holds "dogs" (and "The", "ran") but not
+    # "cats" or "walked"; a segmenter right on the seen words alone
+    learned = {"the", "dogs", "ran", "."}
+    assert unseen_types(refs, learned) == {"seen": 4, "unseen": 3}
+    seen_only = score(refs, lambda w: perfect[w] if w == "dogs" else (w,), learned)
+    assert seen_only["seen_morph_boundary_f"] == 1.0 and seen_only["seen_morph_type_boundary_f"] == 1.0
+    assert seen_only["unseen_morph_boundary_r"] == 0.0 and seen_only["unseen_morph_type_boundary_p"] == 0.0
+    assert "seen_morph_boundary_f" not in scores
     # no neighbours end alike over their longer final suffix ("cats walked":
     # "ts" against "ed"), so there is no figure
     assert agreement_cue(list(read_sigmorphon(path))) == ""
     path.write_text("dogs cats\tdog @@s cat @@s\nhats mats\that @@s mats\n", encoding="utf8")
     cue = agreement_cue(list(read_sigmorphon(path)))
     assert "2 pairs" in cue and "50.0%" in cue
+
+
+def test_spelling_against_witten_bell_by_hand_and_its_mass():
+    import itertools
+    import math
+
+    from spacy_struct.morph_segmenter.spelling import Spelling
+
+    # characters alone: a, b and the end mark seen once each (total 3, 3
+    # kinds: weight 3 / 6), the base 1 / (2 characters + end + unseen)
+    unigram = Spelling(["ab"], order=1)
+    p = 0.5 * (1 / 3) + 0.5 * 0.25
+    assert unigram.log_prob("ab") == pytest.approx(3 * math.log(p))
+    assert unigram.log_prob("") == pytest.approx(math.log(p))
+    # a bigram model of "aab", "ab", "b" (^ the start, $ the end): the
+    # unigram level sees a, b and $ three times each (weight 9 / 12)
+    bigram = Spelling(["aab", "ab", "b"], order=2)
+    uni = (9 / 12) * (3 / 9) + (3 / 12) * 0.25
+    p_a_first = (3 / 5) * (2 / 3) + (2 / 5) * uni        # after ^: a twice, b once
+    p_b_after_a = (3 / 5) * (2 / 3) + (2 / 5) * uni      # after a: a once, b twice
+    p_end_after_b = (3 / 4) * 1.0 + (1 / 4) * uni        # after b: $ three times
+    assert bigram.log_prob("ab") == pytest.approx(math.log(p_a_first * p_b_after_a * p_end_after_b))
+    # a distribution over the strings of the characters it has seen: the
+    # mass of every string up to 14 characters is below 1 and near it
+    # (what is missing: longer strings, and characters never seen)
+    mass = sum(math.exp(bigram.log_prob("".join(chars)))
+               for n in range(15) for chars in itertools.product("ab", repeat=n))
+    assert 0.9 < mass < 1.0

@@ -15,7 +15,7 @@ python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bi
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
 python -m tools.bench split-docs IN.jsonl[.gz] REST.jsonl[.gz] HELD_OUT.jsonl[.gz] [--every 10]
-python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi]
+python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi] [--protocol inductive]
     [--supervised LABEL=PIPELINE] [--output FILE [--section NAME]]
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
@@ -126,6 +126,9 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=5, help="sampler runs (seeds 0..N-1); 0: only the trivial rows and --supervised")
     p.add_argument("--sweeps", type=int, default=50, help="sweeps per model stage")
     p.add_argument("--semi", action="store_true", help="give the train words' gold to FlatCat and to ours")
+    p.add_argument("--protocol", choices=["transductive", "inductive"], default="transductive",
+                   help="learn from the train and dev text (transductive) or the train text alone (inductive: "
+                        "dev's seen and unseen types also scored apart)")
     p.add_argument("--supervised", action="append", default=[], metavar="LABEL=PIPELINE",
                    help="also score a trained pipeline that sets token._.morphs (repeatable)")
     p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
@@ -257,11 +260,17 @@ def main(argv=None) -> int:
             settings = {k: int(v) for k, v in (item.split("=", 1) for item in args.setting)}
         except ValueError:
             parser.error(f"--setting takes KEY=INT, got {args.setting}")
-        rows, cue = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
-                                   args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
-                                   supervised=args.supervised, settings=settings)
+        inductive = args.protocol == "inductive"
+        try:
+            rows, cue, counts = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
+                                               args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
+                                               supervised=args.supervised, settings=settings,
+                                               protocol=args.protocol)
+        except ValueError as err:
+            parser.error(str(err))
         level, lang = morph.SETS[args.set_name]
-        title = f"#### {args.set_name}{' semi-supervised' if args.semi else ''}{' supervised' if not args.seeds else ''}"
+        title = (f"#### {args.set_name}{' inductive' if inductive else ''}{' semi-supervised' if args.semi else ''}"
+                 f"{' supervised' if not args.seeds else ''}")
         if not args.seeds:
             about = (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; each pipeline "
                      f"learns from the train split's gold (`spacy train`, dev only to pick the best "
@@ -275,10 +284,15 @@ def main(argv=None) -> int:
                         if args.setting else "")
                      + f"Budget: {args.sweeps} sweeps per model "
                      f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
-                     f"threshold {args.flatcat_ppl:g}, one run (seed 0). Seconds: learning alone, {threads_phrase()}"
+                     f"threshold {args.flatcat_ppl:g}, the same seeds. Seconds: learning alone, {threads_phrase()}"
                      + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only "
                         "to pick the best checkpoint). " if args.supervised else ". "))
-        text = f"{title}\n\n" + morph.format_table(rows, cue) + about + f"{machine_line()}\n"
+        if inductive and args.seeds:
+            about = about.replace("every system learns from the train and dev text",
+                                  "every system learns from the train text alone (dev words it holds are seen, "
+                                  "the others unseen: types with a surface gold)")
+        table = morph.format_inductive_table(rows, counts, cue) if inductive else morph.format_table(rows, cue)
+        text = f"{title}\n\n" + table + about + f"{machine_line()}\n"
         return emit(text, args)
     if args.what in ("parse", "spans", "segments", "joint"):
         from .systems import parse_spec

@@ -37,9 +37,12 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
+
+#: how the systems learn: from the train and dev text, or the train text alone
+PROTOCOLS = ("transductive", "inductive")
 
 #: set name -> (level, language); "ud" is a UD treebank's multiword tokens
 #: (its folder as DATA_DIR), dev only, so its text is its dev text
@@ -134,13 +137,19 @@ def dev_references(dev_file: Path, level: str):
         return list(DocBin().from_disk(Path(tmp) / "dev.spacy").get_docs(spacy.blank("xx").vocab))
 
 
-def score(references, segment: Callable[[str], Sequence[str]]) -> Dict[str, float]:
-    """All scores of a segmentation function over the reference docs."""
+def score(references, segment: Callable[[str], Sequence[str]],
+          learned: Optional[set] = None) -> Dict[str, float]:
+    """All scores of a segmentation function over the reference docs; with
+    `learned` (the forms of the text learned from: the inductive protocol),
+    the boundary scores of the words it holds ("seen_") and of the others
+    ("unseen_") too."""
     from spacy.tokens import Doc
     from spacy.training import Example
 
     from spacy_struct.annotations.morphs import write_morphs
-    from spacy_struct.morph_segmenter.scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
+    from spacy_struct.morph_segmenter.scoring import (
+        boundary_counts, prf, score_morphs, sigmorphon_pairs, sigmorphon_scores,
+    )
 
     examples = []
     for ref in references:
@@ -149,7 +158,21 @@ def score(references, segment: Callable[[str], Sequence[str]]) -> Dict[str, floa
         examples.append(Example(pred, ref))
     scores = score_morphs(examples)
     scores.update(sigmorphon_scores(sigmorphon_pairs(examples)))
+    if learned is not None:
+        for part, keep in (("seen", lambda w: _form(w) in learned), ("unseen", lambda w: _form(w) not in learned)):
+            scores.update(prf(*boundary_counts(examples, keep=keep), f"{part}_morph_boundary"))
+            scores.update(prf(*boundary_counts(examples, by_type=True, keep=keep), f"{part}_morph_type_boundary"))
     return scores
+
+
+def unseen_types(references, learned: set) -> Dict[str, int]:
+    """How many dev word types with a surface gold the learned text holds
+    and lacks (the inductive table's denominators)."""
+    from spacy_struct.annotations.morphs import doc_morphs
+
+    types = {t.text for ref in references for t, m in zip(ref, doc_morphs(ref)) if m is not None}
+    unseen = sum(_form(w) not in learned for w in types)
+    return {"seen": len(types) - unseen, "unseen": unseen}
 
 
 def score_pipeline(references, system) -> Dict[str, float]:
@@ -265,13 +288,16 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
              clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None,
-             tune: bool = True) -> Dict[str, Row]:
+             tune: bool = True, learned: Optional[set] = None) -> Dict[str, Row]:
     """morph_segmenter, one run per seed; a row per stage. `settings`:
     MorphSettings fields other than their defaults. With `clamped` types
     and `tune`, each seed first chooses its priors as the component's
     `tune_priors` does: with enough clamped types, on a held-out fifth of
     them; otherwise by the text's code length. Its time is counted in the
-    seconds to the model, and the rows' note names the choices."""
+    seconds to the model, and the rows' note names the choices. With
+    `learned` (inductive), the last stage is also scored with the words it
+    never saw priced as the paper prices them (`new_strings = "length"`),
+    the control of the character model: row "<stage>, length"."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.annotations.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import choose_settings
@@ -294,7 +320,13 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
             row = rows.setdefault(stage, Row(stage))
             row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
             began = time.perf_counter()
-            row.runs.append(score(references, lambda w: tuple(snapshot.segment(w))))
+            row.runs.append(score(references, lambda w: tuple(snapshot.segment(w)), learned))
+            if learned is not None and stage == last_stage:
+                paper = MorphModel.from_dict({**snapshot.to_dict(),
+                                              "settings": {**asdict(snapshot.settings), "new_strings": "length"}})
+                control = rows.setdefault(f"{stage}, length", Row(f"{stage}, length"))
+                control.seconds.append(row.seconds[-1])
+                control.runs.append(score(references, lambda w: tuple(paper.segment(w)), learned))
             scoring[0] += time.perf_counter() - began
 
         model.fit(text, gold, stage_end=stage_end)
@@ -304,50 +336,69 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         for stage, seconds in zip(STAGES, per_stage):
             speeds.setdefault(stage, []).append(n_types * len(seconds) / sum(seconds) if seconds else 0.0)
     for stage, row in rows.items():
-        row.note = f"{statistics.mean(speeds[stage]):,.0f} types/s per sweep"
+        row.note = f"{statistics.mean(speeds[stage.split(',')[0]]):,.0f} types/s per sweep"
         if choices:
             row.note += "; settings chosen: " + ", ".join(f"{c} ({n} of {len(seeds)} seeds)" for c, n in choices.items())
     return rows
 
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
-             semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, int]] = None):
-    """Every system on one set; RETURNS the rows in table order and the
-    agreement cue's figure on the set's train gold (sentence sets)."""
+             semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, int]] = None,
+             protocol: str = "transductive"):
+    """Every system on one set; RETURNS the rows in table order, the
+    agreement cue's figure on the set's train gold (sentence sets), and,
+    inductive, how many dev types the train text holds and lacks.
+
+    protocol: "transductive" (every system learns from the train and dev
+    text, Lee et al.'s protocol) or "inductive" (from the train text alone,
+    as a user learns once and then segments new text; the rows then also
+    score the seen and the unseen types apart)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     level, _ = SETS[name]
     train, dev, references = read_set(data_dir, name)
-    text = [words for _, words, _, _, _ in train + dev]
+    if protocol == "inductive" and not train:
+        raise ValueError(f"{name} has no train split: the inductive protocol needs text to learn from before dev")
+    text = [words for _, words, _, _, _ in (train if protocol == "inductive" else train + dev)]
+    learned = {_form(w) for words in text for w in words} if protocol == "inductive" else None
+    counts = unseen_types(references, learned) if learned is not None else {}
     dev_words = [t.text for ref in references for t in ref]
-    rows = [Row("no split", [score(references, lambda w: (w,))]),
-            Row("split after every character", [score(references, tuple)])]
+    rows = [Row("no split", [score(references, lambda w: (w,), learned)]),
+            Row("split after every character", [score(references, tuple, learned)])]
     annotations = _gold_annotations(train) if semi else None
     if not seeds:  # the trained pipelines alone, beside the trivial rows
-        return rows + supervised_rows(references, supervised), ""
-    segs = run_morfessor(text, dev_words, bin_dir, seeds[0], ppl, annotations)
-    for key, label in (("baseline", "Morfessor Baseline"), ("flatcat", "Morfessor FlatCat")):
-        found, seconds = segs[key]
-        if key == "baseline" and semi:
-            label += " (no annotations)"
-        elif semi:
-            label += " (annotations)"
-        rows.append(Row(label, [score(references, lambda w, f=found: _recase(w, f.get(_form(w), [_form(w)])))],
-                        [seconds]))
+        return rows + supervised_rows(references, supervised), "", counts
+    labels = {"baseline": "Morfessor Baseline", "flatcat": "Morfessor FlatCat"}
+    if semi:
+        labels = {"baseline": "Morfessor Baseline (no annotations)", "flatcat": "Morfessor FlatCat (annotations)"}
+    peers = {key: Row(label) for key, label in labels.items()}
+    for seed in seeds:
+        segs = run_morfessor(text, dev_words, bin_dir, seed, ppl, annotations)
+        for key, row in peers.items():
+            found, seconds = segs[key]
+            row.runs.append(score(references, lambda w, f=found: _recase(w, f.get(_form(w), [_form(w)])), learned))
+            row.seconds.append(seconds)
+    rows.extend(peers.values())
     last = "pos" if level == "word" else "token_seg"
     names = {"basic": "basic", "pos": "+ tags", "token_pos": "+ tag HMM over tokens",
              "token_seg": "+ agreement of neighbours (full model)"}
     if semi:  # the paper's priors, then the priors the annotations choose, through every stage
         runs = ((False, last, " (clamped train gold, the paper's priors)"),
                 (True, last, " (clamped train gold, priors chosen on held-out train types)"))
+    elif learned is not None:  # the settings the code length chooses; the control is the new words' price
+        runs = ((True, last, ""),)
     else:  # the settings the code length chooses, and the paper's as the control at the basic stage
         runs = ((True, last, ""), (False, "basic", ", the paper's priors (no tuning)"))
     for tune, until, how in runs:
-        ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune)
+        ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune, learned=learned)
         for stage, row in ours.items():
-            row.label = f"morph_segmenter: {names[stage]}{how}"
+            base, _, control = stage.partition(", ")
+            row.label = f"morph_segmenter: {names[base]}{how}" + (
+                ", new words priced by length (the paper's)" if control else "")
             rows.append(row)
     rows.extend(supervised_rows(references, supervised))
     cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""
-    return rows, cue
+    return rows, cue, counts
 
 
 def supervised_rows(references, specs: Sequence[str]) -> List[Row]:
@@ -382,15 +433,31 @@ def _mean(row: Row, key: str) -> str:
     return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
 
 
-def format_table(rows: Sequence[Row], cue: str = "") -> str:
-    """The table, and the agreement cue's figure under it."""
-    lines = ["| system | token-weighted P | R | F1 | type-weighted F1 | SIGMORPHON F1 (all items) "
-             "| runs | seconds to the model | speed |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def _table(rows: Sequence[Row], headers: Sequence[str], keys: Sequence[str], note: bool, cue: str) -> str:
+    """Rows of score columns (`keys`, means over runs), then the runs, the
+    seconds to the model and, with `note`, each row's note."""
+    headers = ["system", *headers, "runs", "seconds to the model"] + (["speed"] if note else [])
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
         seconds = f"{statistics.mean(row.seconds):.0f}" if row.seconds else "-"
-        lines.append(
-            f"| {row.label} | {_mean(row, 'morph_boundary_p')} | {_mean(row, 'morph_boundary_r')} "
-            f"| {_mean(row, 'morph_boundary_f')} | {_mean(row, 'morph_type_boundary_f')} "
-            f"| {_mean(row, 'sigmorphon_f')} | {len(row.runs)} | {seconds} | {row.note or '-'} |")
+        cells = [row.label, *(_mean(row, key) for key in keys), str(len(row.runs)), seconds]
+        lines.append("| " + " | ".join(cells + ([row.note or "-"] if note else [])) + " |")
     return "\n".join(lines) + (f"\n\n{cue}" if cue else "")
+
+
+def format_inductive_table(rows: Sequence[Row], counts: Dict[str, int], cue: str = "") -> str:
+    """The inductive table: all dev words, then the seen and the unseen
+    types apart (token-weighted and type-weighted boundary F1)."""
+    headers = ["token-weighted F1", "type-weighted F1", "SIGMORPHON F1 (all items)",
+               f"seen ({counts['seen']:,} types): token F1", "type F1",
+               f"unseen ({counts['unseen']:,} types): token F1", "type F1"]
+    keys = ["morph_boundary_f", "morph_type_boundary_f", "sigmorphon_f", "seen_morph_boundary_f",
+            "seen_morph_type_boundary_f", "unseen_morph_boundary_f", "unseen_morph_type_boundary_f"]
+    return _table(rows, headers, keys, False, cue)
+
+
+def format_table(rows: Sequence[Row], cue: str = "") -> str:
+    """The table, and the agreement cue's figure under it."""
+    headers = ["token-weighted P", "R", "F1", "type-weighted F1", "SIGMORPHON F1 (all items)"]
+    keys = ["morph_boundary_p", "morph_boundary_r", "morph_boundary_f", "morph_type_boundary_f", "sigmorphon_f"]
+    return _table(rows, headers, keys, True, cue)

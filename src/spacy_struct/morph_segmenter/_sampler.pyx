@@ -58,7 +58,8 @@ cdef class MorphSampler:
     cdef int64_t[::1] type_start
     # context
     cdef int64_t[::1] type_count, in_start, in_count, out_start, out_count, self_count
-    cdef int32_t[::1] in_type, in_ending, out_type, out_ending, word_length, extra_length
+    cdef int32_t[::1] in_type, in_ending, out_type, out_ending, word_length
+    cdef double[::1] extra_cost
     # state
     cdef public object tags_array, hyps_array
     cdef int32_t[::1] tags, hyps
@@ -95,7 +96,7 @@ cdef class MorphSampler:
         self.type_start = table.type_start
         self.n_types = table.n_types
         self.n_strings = len(table.morph_strings)
-        self.extra_length = np.zeros(0, dtype=np.int32)
+        self.extra_cost = np.zeros(0, dtype=np.float64)
         rows = np.arange(len(table.n_morphs))
         last = np.asarray(table.morphs)[rows, np.asarray(table.n_morphs) - 1]
         self.final_suffix = np.where(np.asarray(table.stem_pos) < np.asarray(table.n_morphs) - 1,
@@ -261,9 +262,6 @@ cdef class MorphSampler:
             self.trans_total[self.tags[i]] += self.self_count[i]
 
     # ------------------------------------------------------------ weights
-    cdef inline int32_t _length(self, int32_t s) noexcept nogil:
-        return self.morph_length[s] if s < self.n_strings else self.extra_length[s - self.n_strings]
-
     cdef double _dm_sizes(self, int64_t[::1] totals, int64_t size) noexcept nogil:
         """Sum over the active tags of the size term of a Dirichlet-
         multinomial over `size` outcomes (see _size)."""
@@ -309,7 +307,12 @@ cdef class MorphSampler:
                     if role2 == role:
                         seen_role = True
             if not seen_any and (not known or self._occ(s) == 0):
-                w += self.log_gl + self._length(s) * self.log_1m_gl
+                # a string new to the master lexicon: its geometric length
+                # (Lee et al.), or for a new word's strings the price given
+                if known:
+                    w += self.log_gl + self.morph_length[s] * self.log_1m_gl
+                else:
+                    w += self.extra_cost[s - self.n_strings]
             if not seen_role:
                 if role == 0 and (not known or self.occ_pre[s] == 0):
                     new_pre += 1
@@ -552,19 +555,21 @@ cdef class MorphSampler:
 
     # ------------------------------------------------- words never sampled
     def best_new(self, int32_t[:, ::1] morphs, int32_t[::1] n_morphs, int32_t[::1] stem_pos,
-                 int32_t[::1] new_lengths):
+                 double[::1] new_costs):
         """The best (tag, hypothesis) of a word outside the sampled types.
 
         morphs, n_morphs, stem_pos: its hypotheses (as in the table); ids
-        at or past the known strings are new strings whose lengths are
-        `new_lengths[id - known]`. Scored by the type-level part of the
-        model (tag prior, lexicon, morphs) with the counts as they stand.
+        at or past the known strings are strings the lexicon lacks, and
+        `new_costs[id - known]` is the log probability of spelling each
+        (Lee et al.'s geometric length, log gl + length log(1 - gl), or a
+        character model's). Scored by the type-level part of the model (tag
+        prior, lexicon, morphs) with the counts as they stand.
         RETURNS: (tag, index of the hypothesis).
         """
         cdef int t, best_t = 0
         cdef int32_t h, best_h = 0
         cdef double w, best = -INFINITY, tag_w
-        self.extra_length = new_lengths
+        self.extra_cost = new_costs
         if morphs.shape[1] + 1 > self.pre_size_delta.shape[0]:
             self.pre_size_delta = np.zeros(morphs.shape[1] + 1, dtype=np.float64)
             self.suf_size_delta = np.zeros(morphs.shape[1] + 1, dtype=np.float64)

@@ -52,12 +52,13 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "max_length": 30,
     "min_stem": 3,
     "short_affixes": True,
+    "new_strings": "spelling",
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
 #: the settings that decide how a word the lexicon does not hold is
 #: segmented, which a config given at load time may change
-NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes")
+NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "new_strings")
 #: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
 #: configured settings beside the learned ones, so a setting given at load
 #: time is told from what tune_priors chose)
@@ -89,6 +90,7 @@ def make_morph_segmenter(
     max_length: int,
     min_stem: int,
     short_affixes: bool,
+    new_strings: str,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -124,6 +126,12 @@ def make_morph_segmenter(
         false lets short roots carry long suffixes, as Mongolian "эс+тэй").
         With tune_priors and no annotations, min_stem and short_affixes are
         where the search starts: the code length may relax each by a step.
+    new_strings: how a word the lexicon does not hold prices the morphs
+        the lexicon lacks: "spelling" (a character model of the learned
+        stems, so known affixes come off new stems; see spelling.py) or
+        "length" (Lee et al.'s geometric length alone, which leaves most
+        such words whole). Lexicons saved before this setting existed read
+        as "spelling".
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -132,7 +140,7 @@ def make_morph_segmenter(
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
-                             priors=dict(priors))
+                             new_strings=new_strings, priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 

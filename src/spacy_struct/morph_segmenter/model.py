@@ -18,7 +18,10 @@ and `token_seg` the full model. Types whose segmentation is given
 What is learned is a lexicon: each word type's segmentation and tag. A
 word never sampled is segmented by the type-level model (tag prior,
 lexicon, morph counts) with the counts as they stand, which is the
-sampler's conditional for a new type without the token factors.
+sampler's conditional for a new type without the token factors. A string
+the lexicon lacks is priced there by a character model of the learned
+stems (`new_strings = "spelling"`, see `spelling.py`), or, as in the
+paper, by its length alone (`"length"`), which leaves most new words whole.
 
 Words are modelled lowercased (`lowercase`) where that keeps their length,
 so "The" and "the" are one type; the cuts apply to the word as written.
@@ -34,6 +37,7 @@ import numpy as np
 from ._sampler import MorphSampler
 from .context import build_context
 from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_segmentable
+from .spelling import Spelling
 from ..annotations.morphs import Morphs
 
 #: the model stages, in the order they run
@@ -56,6 +60,12 @@ DEFAULT_PRIORS: Dict[str, object] = {
 #: segmentations of unseen words kept for reuse; the cache starts over when full
 NEW_WORD_CACHE_SIZE = 100_000
 
+#: how a new word's strings that the lexicon lacks are priced: by a
+#: character model of the learned stems, or by their length (the paper's)
+NEW_STRING_PRICES = ("spelling", "length")
+#: n of the character n-grams of "spelling"
+SPELLING_ORDER = 3
+
 
 @dataclass
 class MorphSettings:
@@ -72,6 +82,7 @@ class MorphSettings:
     max_length: int = 30
     min_stem: int = 3
     short_affixes: bool = True
+    new_strings: str = "spelling"
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -83,6 +94,8 @@ class MorphSettings:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
+        if self.new_strings not in NEW_STRING_PRICES:
+            raise ValueError(f"{name}: new_strings must be one of {list(NEW_STRING_PRICES)}, got {self.new_strings!r}")
         if not isinstance(self.short_affixes, bool):
             raise ValueError(f"{name}: short_affixes must be true or false, got {self.short_affixes!r}")
         if not isinstance(self.anneal, (int, float)) or self.anneal < 1:
@@ -116,6 +129,7 @@ class MorphModel:
         self._index: Dict[str, int] = {}
         self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
         self._new: Dict[str, Morphs] = {}
+        self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
 
     # ------------------------------------------------------------ words
@@ -190,6 +204,7 @@ class MorphModel:
         self._index = {f: i for i, f in enumerate(self.forms)}
         self._frozen = None
         self._new = {}
+        self._spelling = None
 
     # -------------------------------------------------------- segmenting
     def segment(self, word: str) -> Morphs:
@@ -213,9 +228,20 @@ class MorphModel:
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
-        new_lengths = np.array([len(s) for s in table.morph_strings[n_known:]], dtype=np.int32)
-        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, new_lengths)
+        costs = np.array([self._new_string_cost(x) for x in table.morph_strings[n_known:]], dtype=np.float64)
+        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
+
+    def _new_string_cost(self, string: str) -> float:
+        """log P(spelling a string the lexicon lacks), as `new_strings` says."""
+        if self.settings.new_strings == "length":
+            gamma = float(self.settings.priors["gamma_length"])
+            return np.log(gamma) + len(string) * np.log1p(-gamma)
+        if self._spelling is None:
+            stems = {form[(cuts[stem - 1] if stem else 0):(cuts[stem] if stem < len(cuts) else len(form))]
+                     for form, cuts, stem in zip(self.forms, self.cuts, self.stems)}
+            self._spelling = Spelling(stems, SPELLING_ORDER)
+        return self._spelling.log_prob(string)
 
     def _frozen_sampler(self) -> Tuple[MorphSampler, Dict[str, int]]:
         """A sampler whose counts are the learned state's (each type with its
@@ -238,6 +264,7 @@ class MorphModel:
         cannot be pickled) rebuilt from the lexicon on first use."""
         state = dict(self.__dict__)
         state["_frozen"] = None
+        state["_spelling"] = None
         return state
 
     def to_dict(self) -> dict:

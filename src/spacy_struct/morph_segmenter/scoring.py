@@ -23,7 +23,7 @@ the shared task's `evaluate.py` (a test compares them when
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.training import Example
 
@@ -49,10 +49,12 @@ def cut_counts(gold, predicted) -> Tuple[int, int, int]:
     return len(gc & pc), len(pc), len(gc)
 
 
-def boundary_counts(examples: Iterable[Example], by_type: bool = False) -> Tuple[int, int, int]:
+def boundary_counts(examples: Iterable[Example], by_type: bool = False,
+                    keep: Optional[Callable[[str], bool]] = None) -> Tuple[int, int, int]:
     """(correct, predicted, gold) boundaries over the reference tokens that
-    have gold morphs; the predicted doc must have the same tokens (a token
-    it left without morphs is predicted unsegmented)."""
+    have gold morphs (and whose text `keep` accepts, if given: the words a
+    model never saw, say); the predicted doc must have the same tokens (a
+    token it left without morphs is predicted unsegmented)."""
     correct = predicted = gold = 0
     seen = set()
     for eg in examples:
@@ -63,7 +65,7 @@ def boundary_counts(examples: Iterable[Example], by_type: bool = False) -> Tuple
                 f"has other tokens than the reference; segment the reference's words"
             )
         for token, g, p in zip(ref, doc_morphs(ref), doc_morphs(pred)):
-            if g is None:
+            if g is None or (keep is not None and not keep(token.text)):
                 continue
             if by_type:
                 if token.text in seen:
