@@ -110,6 +110,17 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
+    # one saved before `new_strings` existed reads with its default, and a
+    # load-time setting still applies to it
+    assert saved["format"] == 4 and saved["settings"]["new_strings"] == "spelling"
+    del saved["settings"]["new_strings"]
+    del saved["configured"]["new_strings"]
+    format_3 = srsly.msgpack_dumps({**saved, "format": 3})
+    assert spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_3).model.settings.new_strings == "spelling"
+    length = spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "length"})
+    with pytest.warns(UserWarning, match=r"new_strings = 'length' \(given at load time; saved: 'spelling'\)"):
+        length.from_bytes(format_3)
+    assert length.model.settings.new_strings == "length"
 
 
 def test_clear_errors():
@@ -132,6 +143,8 @@ def test_clear_errors():
 
     with pytest.raises(ValueError, match="seg: short_affixes must be true or false, got 'no'"):
         MorphSettings(short_affixes="no").check("seg")
+    with pytest.raises(ValueError, match=r"new_strings must be one of \['spelling', 'length'\], got 'chars'"):
+        spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "chars"})
 
 
 def test_extra_text_is_learned_from(tmp_path):

@@ -407,7 +407,10 @@ def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path)
     assert unseen_types(refs, learned) == {"seen": 4, "unseen": 3}
     seen_only = score(refs, lambda w: perfect[w] if w == "dogs" else (w,), learned)
     assert seen_only["seen_morph_boundary_f"] == 1.0 and seen_only["seen_morph_type_boundary_f"] == 1.0
-    assert seen_only["unseen_morph_boundary_r"] == 0.0 and seen_only["unseen_morph_type_boundary_p"] == 0.0
+    assert seen_only["unseen_morph_boundary_r"] == 0.0
+    unseen_only = score(refs, lambda w: perfect[w] if w in ("cats", "walked") else (w,), learned)
+    assert unseen_only["unseen_morph_boundary_f"] == 1.0 and unseen_only["unseen_morph_type_boundary_f"] == 1.0
+    assert unseen_only["seen_morph_boundary_r"] == 0.0
     assert "seen_morph_boundary_f" not in scores
     # no neighbours end alike over their longer final suffix ("cats walked":
     # "ts" against "ed"), so there is no figure
@@ -429,14 +432,27 @@ def test_spelling_against_witten_bell_by_hand_and_its_mass():
     p = 0.5 * (1 / 3) + 0.5 * 0.25
     assert unigram.log_prob("ab") == pytest.approx(3 * math.log(p))
     assert unigram.log_prob("") == pytest.approx(math.log(p))
-    # a bigram model of "aab", "ab", "b" (^ the start, $ the end): the
-    # unigram level sees a, b and $ three times each (weight 9 / 12)
-    bigram = Spelling(["aab", "ab", "b"], order=2)
-    uni = (9 / 12) * (3 / 9) + (3 / 12) * 0.25
-    p_a_first = (3 / 5) * (2 / 3) + (2 / 5) * uni        # after ^: a twice, b once
-    p_b_after_a = (3 / 5) * (2 / 3) + (2 / 5) * uni      # after a: a once, b twice
-    p_end_after_b = (3 / 4) * 1.0 + (1 / 4) * uni        # after b: $ three times
+    # a bigram model of "aaab", "ab" (^ the start, $ the end): the unigram
+    # level sees a 4 times, b twice, $ twice (8 events, 3 kinds)
+    bigram = Spelling(["aaab", "ab"], order=2)
+    def uni(count):
+        return (8 / 11) * (count / 8) + (3 / 11) * 0.25
+    p_a_first = (2 / 3) * 1.0 + (1 / 3) * uni(4)            # after ^: a twice
+    p_b_after_a = (4 / 6) * (2 / 4) + (2 / 6) * uni(2)      # after a: a twice, b twice
+    p_end_after_b = (2 / 3) * 1.0 + (1 / 3) * uni(2)        # after b: $ twice
     assert bigram.log_prob("ab") == pytest.approx(math.log(p_a_first * p_b_after_a * p_end_after_b))
+    # a character never seen after its context gets the lower order's share
+    # alone ("b" never starts a stem nor follows "b")
+    p_b_first = (1 / 3) * uni(2)
+    p_b_after_b = (1 / 3) * uni(2)
+    assert bigram.log_prob("bb") == pytest.approx(math.log(p_b_first * p_b_after_b * p_end_after_b))
+    # "c", never seen, gets the base's share; after it, a context never
+    # seen, the unigram level alone prices the end
+    p_c_after_a = (2 / 6) * ((3 / 11) * 0.25)
+    assert bigram.log_prob("ac") == pytest.approx(math.log(p_a_first * p_c_after_a * uni(2)))
+    # the default order: what the stems hold is likelier than its reverse
+    trigram = Spelling(["aaab", "ab"], order=3)
+    assert trigram.log_prob("aab") > trigram.log_prob("baa")
     # a distribution over the strings of the characters it has seen: the
     # mass of every string up to 14 characters is below 1 and near it
     # (what is missing: longer strings, and characters never seen)

@@ -15,7 +15,8 @@ python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bi
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
 python -m tools.bench split-docs IN.jsonl[.gz] REST.jsonl[.gz] HELD_OUT.jsonl[.gz] [--every 10]
-python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi] [--protocol inductive]
+python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi]
+    [--protocol inductive [--limit N] [--show WORD ...]]
     [--supervised LABEL=PIPELINE] [--output FILE [--section NAME]]
 
 With `--output docs/results/<task>.md --section NAME`, the table (with the
@@ -129,6 +130,10 @@ def main(argv=None) -> int:
     p.add_argument("--protocol", choices=["transductive", "inductive"], default="transductive",
                    help="learn from the train and dev text (transductive) or the train text alone (inductive: "
                         "dev's seen and unseen types also scored apart)")
+    p.add_argument("--limit", type=int, default=0,
+                   help="inductive: learn from the first N train sentences (or words) only")
+    p.add_argument("--show", nargs="*", default=[], metavar="WORD",
+                   help="add to the table how morph_segmenter's last stage segments these words, per seed")
     p.add_argument("--supervised", action="append", default=[], metavar="LABEL=PIPELINE",
                    help="also score a trained pipeline that sets token._.morphs (repeatable)")
     p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
@@ -261,14 +266,15 @@ def main(argv=None) -> int:
         except ValueError:
             parser.error(f"--setting takes KEY=INT, got {args.setting}")
         inductive = args.protocol == "inductive"
-        try:
-            rows, cue, counts = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
-                                               args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
-                                               supervised=args.supervised, settings=settings,
-                                               protocol=args.protocol)
-        except ValueError as err:
-            parser.error(str(err))
         level, lang = morph.SETS[args.set_name]
+        if inductive and level == "ud":
+            parser.error(f"--set {args.set_name} has no train split: the inductive protocol needs one")
+        if args.limit < 0 or (args.limit and not inductive):
+            parser.error("--limit takes a positive number, with --protocol inductive")
+        rows, cue, counts = morph.evaluate(args.data_dir, args.set_name, list(range(args.seeds)), args.sweeps,
+                                           args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
+                                           supervised=args.supervised, settings=settings,
+                                           protocol=args.protocol, limit=args.limit, show=args.show)
         title = (f"#### {args.set_name}{' inductive' if inductive else ''}{' semi-supervised' if args.semi else ''}"
                  f"{' supervised' if not args.seeds else ''}")
         if not args.seeds:
@@ -284,14 +290,19 @@ def main(argv=None) -> int:
                         if args.setting else "")
                      + f"Budget: {args.sweeps} sweeps per model "
                      f"stage, seeds 0..{args.seeds - 1} (mean ± sd); Morfessor's defaults, FlatCat perplexity "
-                     f"threshold {args.flatcat_ppl:g}, the same seeds. Seconds: learning alone, {threads_phrase()}"
+                     f"threshold {args.flatcat_ppl:g}; Baseline with the same seeds, FlatCat from each. Seconds: learning alone, {threads_phrase()}"
                      + ("; a supervised pipeline's, its `spacy train` run on the train split's gold (dev only "
                         "to pick the best checkpoint). " if args.supervised else ". "))
         if inductive and args.seeds:
             about = about.replace("every system learns from the train and dev text",
                                   "every system learns from the train text alone (dev words it holds are seen, "
                                   "the others unseen: types with a surface gold)")
+        if args.limit:
+            about += f"Learned from the first {args.limit:,} items of that text only. "
         table = morph.format_inductive_table(rows, counts, cue) if inductive else morph.format_table(rows, cue)
+        shown = [f"- {row.label}, {line}" for row in rows for line in row.shown]
+        if shown:
+            table += "\n\nHow the last stage segments chosen words:\n" + "\n".join(shown)
         text = f"{title}\n\n" + table + about + f"{machine_line()}\n"
         return emit(text, args)
     if args.what in ("parse", "spans", "segments", "joint"):

@@ -1,8 +1,12 @@
 """morph_segmenter against Morfessor on the SIGMORPHON 2022 sets, on dev.
 
-Every system learns from the same text, the set's train and dev words
-(the transductive protocol of Lee et al. and of the Morfessor figures the
-targets quote), and segments the same dev words. Scores, by the same
+Every system learns from the same text and segments the same dev words.
+Two protocols: transductive (the set's train and dev words, the protocol
+of Lee et al. and of the Morfessor figures the targets quote) and
+inductive (`--protocol inductive`: the train words alone, as a user learns
+once and segments new text; the dev types the train text holds and lacks
+are also scored apart, and the model's last stage is also scored with its
+new words priced by length, the paper's price, as the control). Scores, by the same
 functions (`spacy_struct.morph_segmenter.scoring`):
 
 - boundary P/R/F1 on the dev words whose gold is a surface segmentation,
@@ -12,8 +16,9 @@ functions (`spacy_struct.morph_segmenter.scoring`):
   "cause @@ing", so every system loses those alike).
 
 Systems: the two trivial segmentations (no split; a split after every
-character); Morfessor Baseline 2.0.6 and Morfessor FlatCat 1.0.8 (from the
-Baseline's segmentation, perplexity threshold `--flatcat-ppl`), run by
+character); Morfessor Baseline 2.0.6 (once per seed) and Morfessor FlatCat
+1.0.8 (from each seed's Baseline segmentation: FlatCat takes no seed of
+its own; perplexity threshold `--flatcat-ppl`), run by
 their own command-line tools in the virtual environment the workflow
 makes (`--morfessor-bin`); and morph_segmenter, whose one run per seed
 passes through the model stages (basic, + tags, + tag HMM, + agreement),
@@ -80,6 +85,8 @@ class Row:
     runs: List[Dict[str, float]] = field(default_factory=list)
     seconds: List[float] = field(default_factory=list)
     note: str = ""
+    #: segmentations of chosen words, a line per run
+    shown: List[str] = field(default_factory=list)
 
 
 def read_set(data_dir: Path, name: str):
@@ -286,18 +293,47 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
     return out
 
 
+#: the controls of how a learned model prices a new word's strings
+CONTROLS = {"length": "new words priced by length (the paper's)",
+            "flat": "new words priced flat per character, at the character model's mean"}
+
+
+def controls(model) -> Dict[str, object]:
+    """The learned `model` with its new words' strings priced otherwise
+    (its lexicon as it is): "length", the paper's geometric length prior;
+    "flat", the same price for every character (and the end), the mean
+    per character of the character model of the stems, which tells the
+    gain of that model's price per character from that of its choice of
+    characters."""
+    from spacy_struct.morph_segmenter.model import SPELLING_ORDER, MorphModel
+    from spacy_struct.morph_segmenter.spelling import Spelling
+
+    def copy(new_strings: str):
+        return MorphModel.from_dict({**model.to_dict(), "settings": {**asdict(model.settings),
+                                                                      "new_strings": new_strings}})
+
+    stems = model.learned_stems()
+    spelling = Spelling(stems, SPELLING_ORDER)
+    per_char = sum(spelling.log_prob(stem) for stem in stems) / sum(len(stem) + 1 for stem in stems)
+    flat = copy("spelling")
+    flat._new_string_cost = lambda string: per_char * (len(string) + 1)
+    return {"length": copy("length"), "flat": flat}
+
+
 def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
              clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None,
-             tune: bool = True, learned: Optional[set] = None) -> Dict[str, Row]:
+             tune: bool = True, learned: Optional[set] = None, show: Sequence[str] = ()) -> Dict[str, Row]:
     """morph_segmenter, one run per seed; a row per stage. `settings`:
     MorphSettings fields other than their defaults. With `clamped` types
     and `tune`, each seed first chooses its priors as the component's
     `tune_priors` does: with enough clamped types, on a held-out fifth of
     them; otherwise by the text's code length. Its time is counted in the
     seconds to the model, and the rows' note names the choices. With
-    `learned` (inductive), the last stage is also scored with the words it
-    never saw priced as the paper prices them (`new_strings = "length"`),
-    the control of the character model: row "<stage>, length"."""
+    `learned` (inductive), the last stage is also scored with the strings
+    of the words it never saw priced otherwise (`controls`): rows
+    "<stage>, length" and "<stage>, flat". `show`:
+    words whose segmentation by each seed's last stage (and its control)
+    the rows keep in `shown`, a line per seed."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
     from spacy_struct.annotations.morphs import Morphs
     from spacy_struct.morph_segmenter.tuning import choose_settings
@@ -321,12 +357,16 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
             row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
             began = time.perf_counter()
             row.runs.append(score(references, lambda w: tuple(snapshot.segment(w)), learned))
+            if show and stage == last_stage:
+                row.shown.append(f"seed {seed}: " + ", ".join("+".join(snapshot.segment(w)) for w in show))
             if learned is not None and stage == last_stage:
-                paper = MorphModel.from_dict({**snapshot.to_dict(),
-                                              "settings": {**asdict(snapshot.settings), "new_strings": "length"}})
-                control = rows.setdefault(f"{stage}, length", Row(f"{stage}, length"))
-                control.seconds.append(row.seconds[-1])
-                control.runs.append(score(references, lambda w: tuple(paper.segment(w)), learned))
+                for how, control_model in controls(snapshot).items():
+                    control = rows.setdefault(f"{stage}, {how}", Row(f"{stage}, {how}"))
+                    control.seconds.append(row.seconds[-1])
+                    control.runs.append(score(references, lambda w: tuple(control_model.segment(w)), learned))
+                    if show:
+                        control.shown.append(
+                            f"seed {seed}: " + ", ".join("+".join(control_model.segment(w)) for w in show))
             scoring[0] += time.perf_counter() - began
 
         model.fit(text, gold, stage_end=stage_end)
@@ -344,7 +384,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
              semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, int]] = None,
-             protocol: str = "transductive"):
+             protocol: str = "transductive", limit: int = 0, show: Sequence[str] = ()):
     """Every system on one set; RETURNS the rows in table order, the
     agreement cue's figure on the set's train gold (sentence sets), and,
     inductive, how many dev types the train text holds and lacks.
@@ -352,7 +392,9 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     protocol: "transductive" (every system learns from the train and dev
     text, Lee et al.'s protocol) or "inductive" (from the train text alone,
     as a user learns once and then segments new text; the rows then also
-    score the seen and the unseen types apart)."""
+    score the seen and the unseen types apart). limit: learn from the
+    first `limit` items of that text only (0: all). show: words whose
+    segmentations by morph_segmenter's last stage the rows keep."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     level, _ = SETS[name]
@@ -360,6 +402,8 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     if protocol == "inductive" and not train:
         raise ValueError(f"{name} has no train split: the inductive protocol needs text to learn from before dev")
     text = [words for _, words, _, _, _ in (train if protocol == "inductive" else train + dev)]
+    if limit:
+        text = text[:limit]
     learned = {_form(w) for words in text for w in words} if protocol == "inductive" else None
     counts = unseen_types(references, learned) if learned is not None else {}
     dev_words = [t.text for ref in references for t in ref]
@@ -390,11 +434,11 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     else:  # the settings the code length chooses, and the paper's as the control at the basic stage
         runs = ((True, last, ""), (False, "basic", ", the paper's priors (no tuning)"))
     for tune, until, how in runs:
-        ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune, learned=learned)
+        ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune, learned=learned,
+                        show=show)
         for stage, row in ours.items():
             base, _, control = stage.partition(", ")
-            row.label = f"morph_segmenter: {names[base]}{how}" + (
-                ", new words priced by length (the paper's)" if control else "")
+            row.label = f"morph_segmenter: {names[base]}{how}" + (f", {CONTROLS[control]}" if control else "")
             rows.append(row)
     rows.extend(supervised_rows(references, supervised))
     cue = agreement_cue(train) if level == "sentence" else agreement_cue(dev) if level == "ud" else ""
@@ -427,21 +471,23 @@ def supervised_rows(references, specs: Sequence[str]) -> List[Row]:
 
 
 def _mean(row: Row, key: str) -> str:
+    if not row.runs or any(key not in run for run in row.runs):
+        return "-"  # a score this row has not (a trained pipeline's seen/unseen split)
     values = [100 * run[key] for run in row.runs]
     if len(values) == 1:
         return f"{values[0]:.1f}"
     return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
 
 
-def _table(rows: Sequence[Row], headers: Sequence[str], keys: Sequence[str], note: bool, cue: str) -> str:
+def _table(rows: Sequence[Row], headers: Sequence[str], keys: Sequence[str], note: str, cue: str) -> str:
     """Rows of score columns (`keys`, means over runs), then the runs, the
-    seconds to the model and, with `note`, each row's note."""
-    headers = ["system", *headers, "runs", "seconds to the model"] + (["speed"] if note else [])
+    seconds to the model and each row's note, under the header `note`."""
+    headers = ["system", *headers, "runs", "seconds to the model", note]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
         seconds = f"{statistics.mean(row.seconds):.0f}" if row.seconds else "-"
         cells = [row.label, *(_mean(row, key) for key in keys), str(len(row.runs)), seconds]
-        lines.append("| " + " | ".join(cells + ([row.note or "-"] if note else [])) + " |")
+        lines.append("| " + " | ".join(cells + [row.note or "-"]) + " |")
     return "\n".join(lines) + (f"\n\n{cue}" if cue else "")
 
 
@@ -453,11 +499,11 @@ def format_inductive_table(rows: Sequence[Row], counts: Dict[str, int], cue: str
                f"unseen ({counts['unseen']:,} types): token F1", "type F1"]
     keys = ["morph_boundary_f", "morph_type_boundary_f", "sigmorphon_f", "seen_morph_boundary_f",
             "seen_morph_type_boundary_f", "unseen_morph_boundary_f", "unseen_morph_type_boundary_f"]
-    return _table(rows, headers, keys, False, cue)
+    return _table(rows, headers, keys, "notes", cue)
 
 
 def format_table(rows: Sequence[Row], cue: str = "") -> str:
     """The table, and the agreement cue's figure under it."""
     headers = ["token-weighted P", "R", "F1", "type-weighted F1", "SIGMORPHON F1 (all items)"]
     keys = ["morph_boundary_p", "morph_boundary_r", "morph_boundary_f", "morph_type_boundary_f", "sigmorphon_f"]
-    return _table(rows, headers, keys, True, cue)
+    return _table(rows, headers, keys, "speed", cue)

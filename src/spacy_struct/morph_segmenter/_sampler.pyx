@@ -560,15 +560,21 @@ cdef class MorphSampler:
 
         morphs, n_morphs, stem_pos: its hypotheses (as in the table); ids
         at or past the known strings are strings the lexicon lacks, and
-        `new_costs[id - known]` is the log probability of spelling each
-        (Lee et al.'s geometric length, log gl + length log(1 - gl), or a
-        character model's). Scored by the type-level part of the model (tag
+        `new_costs[id - known]` is the log price of spelling each (Lee et
+        al.'s geometric length prior, log gl + length log(1 - gl), or a
+        character model's log probability). A string the table holds but
+        no type uses keeps the geometric price (in a frozen sampler every
+        string is used). Scored by the type-level part of the model (tag
         prior, lexicon, morphs) with the counts as they stand.
         RETURNS: (tag, index of the hypothesis).
         """
         cdef int t, best_t = 0
         cdef int32_t h, best_h = 0
         cdef double w, best = -INFINITY, tag_w
+        newest = int(np.max(np.asarray(morphs))) if morphs.shape[0] else -1
+        if newest - self.n_strings >= new_costs.shape[0]:
+            raise ValueError(f"best_new: {new_costs.shape[0]} prices for the new strings, but the hypotheses "
+                             f"use {newest - self.n_strings + 1}")
         self.extra_cost = new_costs
         if morphs.shape[1] + 1 > self.pre_size_delta.shape[0]:
             self.pre_size_delta = np.zeros(morphs.shape[1] + 1, dtype=np.float64)

@@ -61,11 +61,13 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
 NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "new_strings")
 #: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
 #: configured settings beside the learned ones, so a setting given at load
-#: time is told from what tune_priors chose)
-LEXICON_FORMAT = 3
+#: time is told from what tune_priors chose; 4 `new_strings`)
+LEXICON_FORMAT = 4
 #: the layouts this version reads: 1 is read with the constraint it had
-#: then (`short_affixes` true, the default)
-READABLE_LEXICON_FORMATS = (1, 2, 3)
+#: then (`short_affixes` true, the default); 1 to 3 with `new_strings` at
+#: its default, "spelling": the learned words keep their segmentation, the
+#: words outside the lexicon are segmented as this version does
+READABLE_LEXICON_FORMATS = (1, 2, 3, 4)
 
 
 @Language.factory(
@@ -342,7 +344,8 @@ class MorphSegmenter(Pipe):
             # so the saved settings stay in force, as they did then
             return
         now = plain(self.configured)
-        before = saved_configured
+        # a setting newer than the saved lexicon: what the lexicon runs with
+        before = {**plain(model.settings), **saved_configured}
         changed = [key for key in now if key in before and now[key] != before[key]]
         new_word = [key for key in changed if key in NEW_WORD_SETTINGS]
         fixed = [key for key in changed if key not in NEW_WORD_SETTINGS]

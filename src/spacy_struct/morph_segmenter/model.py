@@ -236,12 +236,19 @@ class MorphModel:
         """log P(spelling a string the lexicon lacks), as `new_strings` says."""
         if self.settings.new_strings == "length":
             gamma = float(self.settings.priors["gamma_length"])
-            return np.log(gamma) + len(string) * np.log1p(-gamma)
+            return float(np.log(gamma) + len(string) * np.log(1.0 - gamma))  # as the sampler computes it
         if self._spelling is None:
-            stems = {form[(cuts[stem - 1] if stem else 0):(cuts[stem] if stem < len(cuts) else len(form))]
-                     for form, cuts, stem in zip(self.forms, self.cuts, self.stems)}
-            self._spelling = Spelling(stems, SPELLING_ORDER)
+            self._spelling = Spelling(self.learned_stems(), SPELLING_ORDER)
         return self._spelling.log_prob(string)
+
+    def learned_stems(self) -> List[str]:
+        """The distinct stems of the learned words that could be segmented
+        (not punctuation, numbers or over-long tokens, which stay whole):
+        the strings a new word's stem is like. Sorted."""
+        limit = self.settings.max_length
+        return sorted({form[(cuts[stem - 1] if stem else 0):(cuts[stem] if stem < len(cuts) else len(form))]
+                       for form, cuts, stem in zip(self.forms, self.cuts, self.stems)
+                       if is_segmentable(form, limit)})
 
     def _frozen_sampler(self) -> Tuple[MorphSampler, Dict[str, int]]:
         """A sampler whose counts are the learned state's (each type with its
@@ -266,6 +273,10 @@ class MorphModel:
         state["_frozen"] = None
         state["_spelling"] = None
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_spelling", None)  # pickled before new_strings existed
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
