@@ -275,7 +275,9 @@ def main(argv=None) -> int:
                                            args.morfessor_bin, args.flatcat_ppl, semi=args.semi,
                                            supervised=args.supervised, settings=settings,
                                            protocol=args.protocol, limit=args.limit, show=args.show)
-        title = (f"#### {args.set_name}{' inductive' if inductive else ''}{' semi-supervised' if args.semi else ''}"
+        title = (f"#### {args.set_name}{' inductive' if inductive else ''}"
+                 f"{f', learned from the first {args.limit:,}' if args.limit else ''}"
+                 f"{' semi-supervised' if args.semi else ''}"
                  f"{' supervised' if not args.seeds else ''}")
         if not args.seeds:
             about = (f"\n\nData: {args.data_dir}/{level}/{lang}.{level}.{{train,dev}}.tsv; each pipeline "
