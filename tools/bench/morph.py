@@ -6,7 +6,8 @@ of Lee et al. and of the Morfessor figures the targets quote) and
 inductive (`--protocol inductive`: the train words alone, as a user learns
 once and segments new text; the dev types the train text holds and lacks
 are also scored apart, and the model's last stage is also scored with its
-new words priced by length, the paper's price, as the control). Scores, by the same
+new words priced otherwise, by length (the paper's price) and flat per
+character, as the controls). Scores, by the same
 functions (`spacy_struct.morph_segmenter.scoring`):
 
 - boundary P/R/F1 on the dev words whose gold is a surface segmentation,
@@ -357,16 +358,16 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
             row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
             began = time.perf_counter()
             row.runs.append(score(references, lambda w: tuple(snapshot.segment(w)), learned))
+            shown = lambda segmenter: f"seed {seed}: " + ", ".join("+".join(segmenter.segment(w)) for w in show)
             if show and stage == last_stage:
-                row.shown.append(f"seed {seed}: " + ", ".join("+".join(snapshot.segment(w)) for w in show))
+                row.shown.append(shown(snapshot))
             if learned is not None and stage == last_stage:
                 for how, control_model in controls(snapshot).items():
                     control = rows.setdefault(f"{stage}, {how}", Row(f"{stage}, {how}"))
                     control.seconds.append(row.seconds[-1])
                     control.runs.append(score(references, lambda w: tuple(control_model.segment(w)), learned))
                     if show:
-                        control.shown.append(
-                            f"seed {seed}: " + ", ".join("+".join(control_model.segment(w)) for w in show))
+                        control.shown.append(shown(control_model))
             scoring[0] += time.perf_counter() - began
 
         model.fit(text, gold, stage_end=stage_end)

@@ -228,15 +228,20 @@ class MorphModel:
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
-        costs = np.array([self._new_string_cost(x) for x in table.morph_strings[n_known:]], dtype=np.float64)
+        costs = self._new_string_costs(table.morph_strings[n_known:])
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
 
-    def _new_string_cost(self, string: str) -> float:
-        """log P(spelling a string the lexicon lacks), as `new_strings` says."""
+    def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
+        """log P(spelling each string the lexicon lacks), as `new_strings` says."""
         if self.settings.new_strings == "length":
             gamma = float(self.settings.priors["gamma_length"])
-            return float(np.log(gamma) + len(string) * np.log(1.0 - gamma))  # as the sampler computes it
+            lengths = np.array([len(s) for s in strings], dtype=np.float64)
+            return np.log(gamma) + lengths * np.log(1.0 - gamma)  # as the sampler computes it
+        return np.array([self._new_string_cost(s) for s in strings], dtype=np.float64)
+
+    def _new_string_cost(self, string: str) -> float:
+        """log P(spelling one string) under the character model of the stems."""
         if self._spelling is None:
             self._spelling = Spelling(self.learned_stems(), SPELLING_ORDER)
         return self._spelling.log_prob(string)
@@ -246,8 +251,7 @@ class MorphModel:
         (not punctuation, numbers or over-long tokens, which stay whole):
         the strings a new word's stem is like. Sorted."""
         limit = self.settings.max_length
-        return sorted({form[(cuts[stem - 1] if stem else 0):(cuts[stem] if stem < len(cuts) else len(form))]
-                       for form, cuts, stem in zip(self.forms, self.cuts, self.stems)
+        return sorted({Morphs.from_cuts(form, cuts)[stem] for form, cuts, stem in zip(self.forms, self.cuts, self.stems)
                        if is_segmentable(form, limit)})
 
     def _frozen_sampler(self) -> Tuple[MorphSampler, Dict[str, int]]:
