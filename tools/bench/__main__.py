@@ -8,7 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
-python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--output FILE [--section NAME]]
+python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--ray-runs 3] [--output FILE [--section NAME]]
 python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
 python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
@@ -147,6 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--texts", type=Path, nargs="+", required=True, help=".spacy corpora whose sentences are the texts")
     p.add_argument("--n", type=int, default=20000)
     p.add_argument("--output", type=Path)
+    p.add_argument("--ray-runs", type=int, default=3, help="times the 1- and 2-worker Ray runs are repeated, taking turns")
     p.add_argument("--section", default="scale")
     p = measurement("memory", help="peak memory of a large nlp.pipe, each case in a fresh process")
     p.add_argument("--docs", type=int, default=400)
@@ -208,13 +209,14 @@ def main(argv=None) -> int:
         results = {}
         for spec in args.systems:
             label, path = spec.split("=", 1)
-            results[label] = scale.measure(path, texts)
+            results[label] = scale.measure(path, texts, ray_runs=args.ray_runs)
             print(label, results[label], flush=True)
         words = sum(len(t.split()) for t in texts)
         text = (scale.format_table(results, len(texts)) + f"\n\nTexts: the first {len(texts):,} sentences of "
                 f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
                 f"pipeline's own tokenizer; batch size 64; annotate writes shards of 2,000 (DocBin and JSONL). "
-                f"Each Ray run starts its own local Ray (included in its seconds). {threads_phrase()}. {machine_line()}\n")
+                f"Each Ray run starts its own local Ray (included in its seconds); the 1- and 2-worker Ray runs "
+                f"are repeated {args.ray_runs} times, taking turns, and their rows give the median run. {threads_phrase()}. {machine_line()}\n")
         return emit(text, args)
     if args.what == "memory":
         from . import memory
