@@ -194,3 +194,37 @@ def test_a_local_ray_started_by_annotate_gives_its_workers_one_thread():
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "('1', '1') None None"
+
+
+def test_msgpack_codecs_looked_up_once_packs_the_same_bytes_and_restores_the_registries(pipelines, monkeypatch):
+    """A shard's DocBin is the same within the block as without it, the
+    registries are asked once in the block instead of once per object, and
+    both are as they were after it (also after an inner, re-entered block)."""
+    import srsly.msgpack
+
+    from spacy_struct.annotate.output import msgpack_codecs_looked_up_once
+
+    nlp = spacy.load(pipelines["nested_ner"])
+    docs = list(nlp.pipe(TEXTS[:6]))
+
+    def packed():
+        docbin = spacy.tokens.DocBin(store_user_data=True)
+        for doc in docs:
+            docbin.add(doc)
+        return docbin.to_bytes()
+
+    registries = (srsly.msgpack.msgpack_encoders, srsly.msgpack.msgpack_decoders)
+    calls = []
+    get_all = type(registries[0]).get_all  # both are catalogue Registries
+    monkeypatch.setattr(type(registries[0]), "get_all", lambda self: calls.append(self) or get_all(self))
+    plain = packed()
+    per_object = len(calls)
+    calls.clear()
+    with msgpack_codecs_looked_up_once():
+        with msgpack_codecs_looked_up_once():
+            inner = packed()
+        cached = packed()
+        assert spacy.tokens.DocBin().from_bytes(cached).get_docs(nlp.vocab)
+    assert cached == inner == plain
+    assert per_object >= 3 * len(docs) and len(calls) == 2  # one lookup per registry
+    assert all("get_all" not in vars(registry) for registry in registries)

@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         words = sum(len(t.split()) for t in texts)
         text = (scale.format_table(results, len(texts)) + f"\n\nTexts: the first {len(texts):,} sentences of "
                 f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
-                f"pipeline's own tokenizer; batch size 64; annotate writes shards of 2,000 (DocBin and JSONL). "
+                f"pipeline's own tokenizer; batch size 64; annotate writes shards of 1,000, the command's default (DocBin and JSONL). "
                 f"Each Ray run starts its own local Ray (included in its seconds); the 1- and 2-worker Ray runs "
                 f"are repeated {args.ray_runs} times, taking turns, and their rows give the median run. {threads_phrase()}. {machine_line()}\n")
         return emit(text, args)

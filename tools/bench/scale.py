@@ -82,7 +82,7 @@ def measure(pipeline: str, texts: List[str], batch_size: int = 64, ray_runs: int
             out = folder / label.replace(" ", "_")
             start = time.perf_counter()
             annotate(pipeline, str(small if "start-up" in label else corpus), out, batch_size=batch_size,
-                     shard_size=2000, progress=False, **options)
+                     progress=False, **options)  # the command's default shard size
             seconds[label] = time.perf_counter() - start
             shutil.rmtree(out)
         import ray

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..annotations import doc_to_json, register_extensions
-from .output import shard_name, write_shard
+from .output import msgpack_codecs_looked_up_once, shard_name, write_shard
 from .records import BadRecord, RawLine, Record, parse_line
 
 #: a shard to annotate: (its index, its input lines, unparsed)
@@ -70,7 +70,8 @@ def annotate_shard(nlp, folder: Path, index: int, lines: List[RawLine], batch_si
     RETURNS its manifest entry."""
     items = [parse_line(line, max_chars) for line in lines]
     records = [item for item in items if isinstance(item, Record)]
-    results = iter(annotate_docs(nlp, [r.text for r in records], batch_size, n_process))
+    with msgpack_codecs_looked_up_once():  # n_process > 1 sends each doc between processes packed
+        results = iter(annotate_docs(nlp, [r.text for r in records], batch_size, n_process))
     rows, docs, errors = [], [], []
     for item in items:
         if isinstance(item, BadRecord):
@@ -155,7 +156,8 @@ class ShardAnnotator:
 class RayEngine:
     """Ray Data: windows of shards as datasets of one row per shard,
     `map_batches` of one shard per call over a pool of `workers` actors
-    (one CPU each). A dead actor is restarted and its shard run again."""
+    (one CPU each), each given its next shard when it has finished the one
+    before. A dead actor is restarted and its shard run again."""
 
     def __init__(self, path: str, code: Optional[str], folder: Path, workers: int, batch_size: int,
                  max_chars: int, address: Optional[str]) -> None:
@@ -198,7 +200,10 @@ class RayEngine:
             ShardAnnotator,
             fn_constructor_kwargs={"path": self.path, "code": self.code, "folder": str(self.folder),
                                    "batch_size": self.batch_size, "max_chars": self.max_chars},
-            batch_size=1, compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
+            # one shard in flight per actor: a free actor takes the next shard, so no
+            # actor waits with a queue of shards while another has finished its own
+            batch_size=1, compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, len(rows)),
+                                                                  max_tasks_in_flight_per_actor=1),
             num_cpus=1, max_restarts=-1, max_task_retries=-1,  # a dead actor is restarted, its shard redone
         )
         for row in annotated.iter_rows():
