@@ -1,6 +1,7 @@
 """overlap_segmenter as a spaCy component: training on a small fixture,
 output in doc._.segments and doc.spans, serialization, settings at load
 time, multiprocessing, and clear errors for bad gold."""
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
@@ -107,6 +108,11 @@ def test_settings_given_at_load_time_are_used(trained, tmp_path):
     assert strict(SENTENCES[0][0])._.segments == ()
     contiguous = spacy.load(tmp_path / "model", config={"components": {"overlap_segmenter": {"contiguous": True}}})
     assert not any(s.is_discontinuous for s in contiguous(SENTENCES[0][0])._.segments)
+    found = trained(SENTENCES[0][0])._.segments
+    assert any(s.is_discontinuous for s in found) and any(not s.is_discontinuous for s in found)
+    no_gaps = spacy.load(tmp_path / "model", config={"components": {"overlap_segmenter": {"gapped_threshold": 1e6}}})
+    assert no_gaps.get_pipe("overlap_segmenter").cfg["gapped_threshold"] == 1e6
+    assert no_gaps(SENTENCES[0][0])._.segments == tuple(s for s in found if not s.is_discontinuous)
 
 
 def test_segments_survive_multiprocessing(trained):
@@ -179,6 +185,27 @@ def test_a_gapped_weight_that_would_do_nothing_is_refused(settings):
     with pytest.raises(ValueError, match="gapped_weight = 5.0 weights gapped gold segments"):
         spacy.blank("en").add_pipe("overlap_segmenter", config={"gapped_weight": 5.0, **settings})
     spacy.blank("en").add_pipe("overlap_segmenter", config={"gapped_weight": 5.0})
+
+
+@pytest.mark.parametrize("settings,expected", [
+    ({}, (np.log(0.5), -1.0)),                                  # crf: its own two decision points
+    ({"threshold": -2.0}, (-2.0, -2.0)),                        # a threshold set is both
+    ({"gapped_threshold": -3.0}, (np.log(0.5), -3.0)),
+    ({"threshold": 0.5, "gapped_threshold": 1.5}, (0.5, 1.5)),
+    ({"loss": "multilabel_margin"}, (0.0, 0.0)),
+])
+def test_the_thresholds_of_contiguous_and_gapped_segments(settings, expected):
+    structure = spacy.blank("en").add_pipe("overlap_segmenter", config=settings).structure
+    assert (structure.threshold, structure.gapped_threshold) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("key", ["threshold", "gapped_threshold"])
+@pytest.mark.parametrize("value", ["low", True, [0.5]])
+def test_a_threshold_that_is_not_a_finite_number_is_refused(key, value):
+    """Refused with an error that names the setting (spaCy's config check
+    or the component's own, whichever sees it first)."""
+    with pytest.raises(ValueError, match=f"overlap_segmenter(:| ->) {key}"):
+        spacy.blank("en").add_pipe("overlap_segmenter", config={key: value})
 
 
 # ------------------------------------------------------- coordination, unseen words

@@ -61,19 +61,26 @@ def test_expected_uses_overflow_to_inf_not_nan():
     assert not np.isnan(uses).any() and np.isinf(uses).any()
 
 
-@pytest.mark.parametrize("threshold", [-100.0, -2.0, 0.0, 3.0])
-def test_argmax_is_the_thresholded_k_best(threshold):
+@pytest.mark.parametrize("threshold,gapped_threshold",
+                         [(-100.0, None), (-2.0, None), (0.0, None), (3.0, None), (0.0, -2.0), (-2.0, 3.0)])
+def test_argmax_is_the_thresholded_k_best(threshold, gapped_threshold):
     """argmax decodes with short lists first and longer ones only when
-    needed; the result must be exactly the k-best (k = n) above the threshold."""
+    needed; the result must be exactly the k-best (k = n) above the threshold
+    (the gapped threshold for a segment with a gap, when one is given)."""
     rng = np.random.default_rng(11)
     scores = [rng.normal(size=(3, n + 2, n + 2)) * 1.5 + 0.5 for n in (3, 8, 25, 40)]
-    structure = GappedSegments(threshold=threshold)
+    structure = GappedSegments(threshold=threshold, gapped_threshold=gapped_threshold)
     fast = structure.argmax(scores)
+    gapped_at = threshold if gapped_threshold is None else gapped_threshold
+    kinds = set()
     for S, seg in zip(scores, fast):
         n = S.shape[1] - 2
         every = kbest_segments(S, n)
-        expected = sorted(k for k, s in zip(every.keys(), every.scores) if s > threshold)
+        expected = sorted((t, w) for (t, w), s in zip(every.keys(), every.scores)
+                          if s > (gapped_at if np.any(np.diff(w) > 1) else threshold))
         assert sorted(seg.keys()) == expected
+        kinds |= {bool(np.any(np.diff(w) > 1)) for _, w in seg.keys()}
+    assert threshold > 0 or kinds == {True, False}  # both kinds were decided on
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -199,8 +199,10 @@ def select_segments(
     threshold: float = 0.0,
     allow_overlap: bool = True,
     allow_embedding: bool = True,
+    gapped_threshold: Optional[float] = None,
 ) -> Union[Segments, List[Segments]]:
-    """The paper's prediction rule: the k-best segments scoring > threshold.
+    """The paper's prediction rule: the k-best segments scoring > threshold
+    (> gapped_threshold for a segment with a gap, when it is given).
 
     With restrictions (§3.2.1, for data without overlapping or embedded
     segments), candidates are visited greedily in descending score over all
@@ -225,18 +227,32 @@ def select_segments(
             f"segments must be Segments or a list of them, not {type(segments).__name__}"
         )
     threshold = float(threshold)
-    if np.isnan(threshold):
+    gapped_threshold = threshold if gapped_threshold is None else float(gapped_threshold)
+    if np.isnan(threshold) or np.isnan(gapped_threshold):
         raise ValueError("threshold is NaN")
     return unbatch(
-        [_select_one(s, threshold, allow_overlap, allow_embedding) for s in items],
+        [_select_one(s, threshold, gapped_threshold, allow_overlap, allow_embedding) for s in items],
         single,
     )
 
 
+def _has_gap(seg: Segments) -> np.ndarray:
+    """(m,) bool: whether each segment skips a word."""
+    m = len(seg)
+    if m == 0:
+        return np.zeros(0, bool)
+    owner = np.repeat(np.arange(m), np.diff(seg.offsets))
+    skips = (np.diff(seg.words) > 1) & (owner[1:] == owner[:-1])
+    return np.bincount(owner[1:][skips], minlength=m) > 0
+
+
 def _select_one(
-    seg: Segments, threshold: float, allow_overlap: bool, allow_embedding: bool
+    seg: Segments, threshold: float, gapped_threshold: float, allow_overlap: bool, allow_embedding: bool
 ) -> Segments:
-    above = np.flatnonzero(seg.scores > threshold)
+    if gapped_threshold == threshold:
+        above = np.flatnonzero(seg.scores > threshold)
+    else:
+        above = np.flatnonzero(seg.scores > np.where(_has_gap(seg), gapped_threshold, threshold))
     if allow_overlap and allow_embedding:
         keep = above
     else:
@@ -328,7 +344,8 @@ class GappedSegments(Structure):
 
     A structure `y` is a `Segments` (types and words; scores unused).
     - `argmax`: the k best segments per type (k = `k`, or the sentence
-      length when 0, the paper's choice) that score above `threshold`,
+      length when 0, the paper's choice) that score above `threshold`
+      (segments with a gap: above `gapped_threshold`, when it is given),
       under the restrictions given (`select_segments`).
     - `marginals`: for the "crf" loss, a distribution over *sets* of
       segments in which every segment y is present independently, with
@@ -360,6 +377,7 @@ class GappedSegments(Structure):
         allow_overlap: bool = True,
         allow_embedding: bool = True,
         gapped_weight: float = 1.0,
+        gapped_threshold: Optional[float] = None,
     ) -> None:
         self.gap = check_gap(max_gap, contiguous)
         if isinstance(gapped_weight, bool) or not isinstance(gapped_weight, (int, float)) \
@@ -371,6 +389,7 @@ class GappedSegments(Structure):
             raise ValueError(f"k must be 0 (the sentence length) or positive, got {k!r}")
         self.k = int(k)
         self.threshold = float(threshold)
+        self.gapped_threshold = self.threshold if gapped_threshold is None else float(gapped_threshold)
         self.allow_overlap = bool(allow_overlap)
         self.allow_embedding = bool(allow_embedding)
 
@@ -412,14 +431,15 @@ class GappedSegments(Structure):
                 if k > limits[i]:
                     seg = _top_per_type(seg, limits[i])
                 elif k < limits[i]:
-                    above = seg.types[seg.scores > self.threshold]
+                    above = seg.types[seg.scores > min(self.threshold, self.gapped_threshold)]
                     if len(above) and np.bincount(above).max() >= k:
                         retry.append(i)
                         continue
                 found[i] = seg
             pending = retry
             k *= 4
-        return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding)
+        return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding,
+                               self.gapped_threshold)
 
     def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
         """(M, expected transition uses) per sentence, M the summed rate of
