@@ -62,7 +62,7 @@ def test_expected_uses_overflow_to_inf_not_nan():
 
 
 @pytest.mark.parametrize("threshold,gapped_threshold",
-                         [(-100.0, None), (-2.0, None), (0.0, None), (3.0, None), (0.0, -2.0), (-2.0, 3.0)])
+                         [(-100.0, None), (-2.0, None), (0.0, None), (3.0, None), (0.0, -2.0), (-2.0, 3.0), (1e6, -1e6)])
 def test_argmax_is_the_thresholded_k_best(threshold, gapped_threshold):
     """argmax decodes with short lists first and longer ones only when
     needed; the result must be exactly the k-best (k = n) above the threshold

@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--texts", type=Path, nargs="+", required=True, help=".spacy corpora whose sentences are the texts")
     p.add_argument("--n", type=int, default=20000)
     p.add_argument("--output", type=Path)
-    p.add_argument("--ray-runs", type=int, default=3, help="times the 1- and 2-worker Ray runs are repeated, taking turns")
+    p.add_argument("--ray-runs", type=int, default=3, help="times the 1- and 2-worker Ray runs are run, taking turns (odd: the median is one run)")
     p.add_argument("--section", default="scale")
     p = measurement("memory", help="peak memory of a large nlp.pipe, each case in a fresh process")
     p.add_argument("--docs", type=int, default=400)
@@ -205,6 +205,8 @@ def main(argv=None) -> int:
     if args.what == "scale":
         from . import scale
 
+        if args.ray_runs < 1 or args.ray_runs % 2 == 0:
+            raise SystemExit(f"--ray-runs must be an odd number >= 1 (the median is one run), not {args.ray_runs}")
         texts = scale.sentence_texts(args.texts, args.n)
         results = {}
         for spec in args.systems:
@@ -214,9 +216,9 @@ def main(argv=None) -> int:
         words = sum(len(t.split()) for t in texts)
         text = (scale.format_table(results, len(texts)) + f"\n\nTexts: the first {len(texts):,} sentences of "
                 f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
-                f"pipeline's own tokenizer; batch size 64; annotate writes shards of 1,000, the command's default (DocBin and JSONL). "
+                f"pipeline's own tokenizer; batch size 64; annotate writes shards of {scale.default_shard_size():,}, the command's default (DocBin and JSONL). "
                 f"Each Ray run starts its own local Ray (included in its seconds); the 1- and 2-worker Ray runs "
-                f"are repeated {args.ray_runs} times, taking turns, and their rows give the median run. {threads_phrase()}. {machine_line()}\n")
+                f"are run {args.ray_runs} times, taking turns, and their rows give the median run. {threads_phrase()}. {machine_line()}\n")
         return emit(text, args)
     if args.what == "memory":
         from . import memory

@@ -45,6 +45,15 @@ def _write_input(texts: List[str], folder: Path) -> Path:
     return path
 
 
+def default_shard_size() -> int:
+    """annotate's own default shard size, which the runs use and the page names."""
+    import inspect
+
+    from spacy_struct.annotate import annotate
+
+    return inspect.signature(annotate).parameters["shard_size"].default
+
+
 RAY_1, RAY_2 = "annotate --engine ray --workers 1", "annotate --engine ray --workers 2"
 START_UP = "ray start-up (64 documents, 2 workers)"
 

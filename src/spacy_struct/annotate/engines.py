@@ -200,8 +200,8 @@ class RayEngine:
             ShardAnnotator,
             fn_constructor_kwargs={"path": self.path, "code": self.code, "folder": str(self.folder),
                                    "batch_size": self.batch_size, "max_chars": self.max_chars},
-            # one shard in flight per actor: a free actor takes the next shard, so no
-            # actor waits with a queue of shards while another has finished its own
+            # one shard in flight per actor: only an idle actor is given a shard, so no
+            # shard waits in a busy actor's queue while another actor is idle
             batch_size=1, compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, len(rows)),
                                                                   max_tasks_in_flight_per_actor=1),
             num_cpus=1, max_restarts=-1, max_task_retries=-1,  # a dead actor is restarted, its shard redone

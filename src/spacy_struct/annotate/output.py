@@ -101,24 +101,28 @@ def msgpack_codecs_looked_up_once() -> Iterator[None]:
     decoders for every `msgpack_loads`), and each asks its catalogue registry
     for them: a scan of the Python entry points and of every function
     registered with catalogue, about 1.4 ms in a process that has loaded
-    spaCy. `DocBin.add` packs three times per doc (user data, span groups),
+    spaCy. `DocBin.add` packs the user data, the span groups and each group,
     and `nlp.pipe(n_process=...)` sends every doc between processes the same
     way, so on short documents the lookups cost more than the pipeline
     itself (a shard of 1,000 GENIA sentences through nested_ner: 7.6 s, of
     which 4.3 s lookups; 2.7 s within this block). Within the block each
     registry returns what it returned on entry, in the same order, so the
     bytes are the same; nothing registers a codec while a shard is
-    annotated. Processes forked inside the block (nlp.pipe's) inherit it.
-    Re-entering is a no-op."""
-    registries = [r for r in (srsly.msgpack.msgpack_encoders, srsly.msgpack.msgpack_decoders)
-                  if "get_all" not in vars(r)]  # not already inside the block
-    for registry in registries:
-        found = registry.get_all()
-        registry.get_all = lambda found=found: dict(found)  # an instance attribute: this registry only
+    annotated. Processes forked inside the block (nlp.pipe's, where the
+    start method is fork) inherit it; spawned ones look up as before.
+    Re-entering is a no-op. Not for threads: the block is process-wide, and
+    annotate runs one shard at a time per process."""
+    patched = []
     try:
+        for registry in (srsly.msgpack.msgpack_encoders, srsly.msgpack.msgpack_decoders):
+            if "get_all" in vars(registry):  # already inside the block
+                continue
+            found = registry.get_all()
+            registry.get_all = lambda found=found: dict(found)  # an instance attribute: this registry only
+            patched.append(registry)
         yield
     finally:
-        for registry in registries:
+        for registry in patched:
             del registry.get_all
 
 

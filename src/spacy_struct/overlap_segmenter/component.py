@@ -101,6 +101,7 @@ def make_overlap_segmenter(
         -1.0, an estimated probability of 0.37; see
         DEFAULT_GAPPED_THRESHOLDS), else `threshold`. Lower it for
         discontinuous recall without touching the contiguous segments.
+        (With contiguous = true or max_gap = 0 there are none to decide.)
     k: segments considered per type and sentence (0: the sentence length,
         the paper's choice).
     max_gap: most words a segment may skip between two of its words (None:
