@@ -1,0 +1,133 @@
+"""`senter_if_needed` sets what spaCy's `senter` sets, token for token, and
+does not run its model on a doc whose sentences are all given."""
+import random
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_struct.pipeline.senter import SenterIfNeeded, sentences_given
+
+WORDS = "the cat sat . a dog ran away . birds sing loudly today . it rained".split()
+
+
+def _examples(nlp, n=40, seed=0):
+    """Docs of 2-4 toy sentences, each ending in '.', with their starts."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words, starts = [], []
+        for _ in range(rng.randint(2, 4)):
+            sentence = rng.sample(WORDS[:-1], rng.randint(2, 5)) + ["."]
+            words += sentence
+            starts += [True] + [False] * (len(sentence) - 1)
+        reference = Doc(nlp.vocab, words=words, sent_starts=starts)
+        out.append(Example(nlp.make_doc(" ".join(words)), reference))
+    return out
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """spaCy's senter and senter_if_needed with the same trained weights."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("senter")
+    examples = _examples(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    other = spacy.blank("en")
+    other.add_pipe("senter_if_needed", name="senter")
+    other.initialize(lambda: examples)
+    other.get_pipe("senter").from_bytes(nlp.get_pipe("senter").to_bytes())
+    return nlp, other
+
+
+def _starts(doc):
+    return [t.sent_start for t in doc]
+
+
+def _given(nlp, words):
+    starts = [True] + [w == "." for w in words[:-1]]  # a start after each '.'
+    return Doc(nlp.vocab, words=words, sent_starts=starts)
+
+
+class _CountingModel:
+    """Stands in for the senter's model: counts the docs it is given."""
+
+    def __init__(self, model):
+        self.model, self.docs = model, 0
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def predict(self, docs):
+        self.docs += len(docs)
+        return self.model.predict(docs)
+
+
+def test_same_sentences_as_spacys_senter_on_raw_and_given_docs(pair):
+    nlp, other = pair
+    texts = ["the cat sat . a dog ran away . it rained", "birds sing loudly today", "a dog ran . the cat sat"]
+    for text in texts:
+        assert _starts(other(text)) == _starts(nlp(text))
+        given = text.split()
+        assert _starts(other(_given(other, given))) == _starts(nlp(_given(nlp, given)))
+    mixed = [nlp.make_doc(texts[0]), _given(nlp, texts[1].split()), nlp.make_doc(texts[2])]
+    mixed_other = [other.make_doc(texts[0]), _given(other, texts[1].split()), other.make_doc(texts[2])]
+    assert [_starts(d) for d in other.pipe(mixed_other, batch_size=3)] == [_starts(d) for d in nlp.pipe(mixed, batch_size=3)]
+
+
+def test_a_doc_with_every_start_given_skips_the_model(pair):
+    _, other = pair
+    senter = other.get_pipe("senter")
+    counting = _CountingModel(senter.model)
+    senter.model = counting
+    try:
+        given = _given(other, "the cat sat . it rained".split())
+        before = _starts(given)
+        list(senter.pipe([given, other.make_doc("a dog ran away")], batch_size=2))
+        assert counting.docs == 1  # only the raw doc
+        assert _starts(given) == before
+        # one token left unset: the model runs, and fills that token only
+        partial = _given(other, "the cat sat . it rained".split())
+        partial[2].is_sent_start = None
+        assert not sentences_given(partial)
+        senter(partial)
+        assert counting.docs == 2
+        assert partial[2].is_sent_start is not None
+        assert [t.is_sent_start for i, t in enumerate(partial) if i != 2] == [
+            t.is_sent_start for i, t in enumerate(given) if i != 2]
+    finally:
+        senter.model = counting.model
+
+
+def test_overwrite_runs_the_model_on_given_docs_as_spacys_does(pair):
+    nlp, other = pair
+    words = "the cat sat a dog ran away".split()
+    wrong = [True] * len(words)  # every word a sentence: the model will overrule
+    a, b = nlp.get_pipe("senter"), other.get_pipe("senter")
+    a.cfg["overwrite"] = b.cfg["overwrite"] = True
+    try:
+        doc_a = Doc(nlp.vocab, words=words, sent_starts=wrong)
+        doc_b = Doc(other.vocab, words=words, sent_starts=wrong)
+        assert _starts(b(doc_b)) == _starts(a(doc_a))
+    finally:
+        a.cfg["overwrite"] = b.cfg["overwrite"] = False
+
+
+def test_empty_and_one_word_docs(pair):
+    nlp, other = pair
+    assert not sentences_given(other.make_doc(""))
+    for text in ("", "cat"):
+        assert _starts(other(text)) == _starts(nlp(text))
+
+
+def test_a_pipeline_saved_with_senter_loads_as_senter_if_needed(pair, tmp_path):
+    nlp, _ = pair
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p", config={"components": {"senter": {"factory": "senter_if_needed"}}})
+    assert isinstance(loaded.get_pipe("senter"), SenterIfNeeded)
+    text = "the cat sat . a dog ran away . it rained"
+    assert _starts(loaded(text)) == _starts(nlp(text))
+    assert loaded.get_pipe("senter").model.to_bytes() == nlp.get_pipe("senter").model.to_bytes()
