@@ -4,6 +4,7 @@ import random
 
 import pytest
 import spacy
+from spacy.attrs import SENT_START
 from spacy.tokens import Doc
 from spacy.training import Example
 
@@ -44,7 +45,8 @@ def pair():
 
 
 def _starts(doc):
-    return [t.sent_start for t in doc]
+    """The stored sentence starts (1, -1 or 0 unset), token 0 included."""
+    return doc.to_array([SENT_START]).astype("int64").tolist()
 
 
 def _given(nlp, words):
@@ -69,6 +71,8 @@ class _CountingModel:
 def test_same_sentences_as_spacys_senter_on_raw_and_given_docs(pair):
     nlp, other = pair
     texts = ["the cat sat . a dog ran away . it rained", "birds sing loudly today", "a dog ran . the cat sat"]
+    # the trained senter finds starts after '.', so guesses of all zeros could not pass
+    assert 1 in _starts(nlp(texts[0]))[1:]
     for text in texts:
         assert _starts(other(text)) == _starts(nlp(text))
         given = text.split()
@@ -102,18 +106,35 @@ def test_a_doc_with_every_start_given_skips_the_model(pair):
         senter.model = counting.model
 
 
+def test_a_partly_given_doc_gets_what_spacys_senter_gives_it(pair):
+    nlp, other = pair
+    words = "the cat sat . a dog ran away . it rained".split()
+    docs = []
+    for model in (nlp, other):
+        doc = Doc(model.vocab, words=words, sent_starts=[True] + [None] * (len(words) - 1))
+        doc[2].is_sent_start = False
+        docs.append(model.get_pipe("senter")(doc))
+    assert _starts(docs[1]) == _starts(docs[0])
+    assert 1 in _starts(docs[1])[1:]  # the model set starts where none were given
+
+
 def test_overwrite_runs_the_model_on_given_docs_as_spacys_does(pair):
     nlp, other = pair
-    words = "the cat sat a dog ran away".split()
+    words = "the cat sat . a dog ran away".split()
     wrong = [True] * len(words)  # every word a sentence: the model will overrule
     a, b = nlp.get_pipe("senter"), other.get_pipe("senter")
+    counting = _CountingModel(b.model)
+    b.model = counting
     a.cfg["overwrite"] = b.cfg["overwrite"] = True
     try:
         doc_a = Doc(nlp.vocab, words=words, sent_starts=wrong)
         doc_b = Doc(other.vocab, words=words, sent_starts=wrong)
         assert _starts(b(doc_b)) == _starts(a(doc_a))
+        assert counting.docs == 1
+        assert -1 in _starts(doc_b)  # the model overruled a given start
     finally:
         a.cfg["overwrite"] = b.cfg["overwrite"] = False
+        b.model = counting.model
 
 
 def test_empty_and_one_word_docs(pair):
