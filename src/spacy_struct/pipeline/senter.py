@@ -7,10 +7,11 @@ false`, spaCy's senter still runs its model over a doc whose every token
 already says whether it starts a sentence (gold sentences, a corpus
 segmented upstream, `Doc(words=..., sent_starts=...)`), and then sets
 nothing on it: on EWT with gold sentences, leaving it out makes the
-default parsing pipeline 1.21x faster (docs/results/speed.md). This senter skips those docs and is the same
-`senter` otherwise (model, training, scores, saved weights), so its output
-is spaCy's senter's, token for token. A pipeline saved with `senter` takes
-it at load time: `spacy.load(path, config={"components": {"senter":
+default parsing pipeline 1.21x faster (docs/results/speed.md). This
+senter skips those docs and is the same `senter` otherwise (model,
+training, scores, saved weights), so its output is spaCy's senter's (a
+doc's guesses vary with the batch it is computed in only as spaCy's own
+do). A pipeline saved with `senter` takes it at load time: `spacy.load(path, config={"components": {"senter":
 {"factory": "senter_if_needed"}}})`.
 """
 from __future__ import annotations
