@@ -30,13 +30,16 @@ def _examples(nlp, n=40, seed=0):
 
 @pytest.fixture(scope="module")
 def pair():
-    """spaCy's senter and senter_if_needed with the same trained weights."""
+    """spaCy's senter and senter_if_needed with the same trained weights
+    (a fixed seed, and enough updates that it finds the starts after '.')."""
+    spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("senter")
     examples = _examples(nlp)
-    nlp.initialize(lambda: examples)
-    for _ in range(5):
-        nlp.update(examples)
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = 0.01
+    for _ in range(30):
+        nlp.update(examples, sgd=optimizer)
     other = spacy.blank("en")
     other.add_pipe("senter_if_needed", name="senter")
     other.initialize(lambda: examples)
@@ -79,7 +82,8 @@ def test_same_sentences_as_spacys_senter_on_raw_and_given_docs(pair):
         assert _starts(other(_given(other, given))) == _starts(nlp(_given(nlp, given)))
     mixed = [nlp.make_doc(texts[0]), _given(nlp, texts[1].split()), nlp.make_doc(texts[2])]
     mixed_other = [other.make_doc(texts[0]), _given(other, texts[1].split()), other.make_doc(texts[2])]
-    assert [_starts(d) for d in other.pipe(mixed_other, batch_size=3)] == [_starts(d) for d in nlp.pipe(mixed, batch_size=3)]
+    expected = [_starts(d) for d in nlp.pipe(mixed, batch_size=3)]
+    assert [_starts(d) for d in other.pipe(mixed_other, batch_size=3)] == expected
 
 
 def test_a_doc_with_every_start_given_skips_the_model(pair):

@@ -11,8 +11,9 @@ default parsing pipeline 1.21x faster (docs/results/speed.md). This
 senter skips those docs and is the same `senter` otherwise (model,
 training, scores, saved weights), so its output is spaCy's senter's (a
 doc's guesses vary with the batch it is computed in only as spaCy's own
-do). A pipeline saved with `senter` takes it at load time: `spacy.load(path, config={"components": {"senter":
-{"factory": "senter_if_needed"}}})`.
+do). A pipeline saved with `senter` takes it at load time:
+`spacy.load(path, config={"components": {"senter": {"factory":
+"senter_if_needed"}}})`.
 """
 from __future__ import annotations
 
@@ -48,9 +49,8 @@ class SenterIfNeeded(SentenceRecognizer):
         if len(todo) == len(docs):
             return super().predict(docs)
         guesses: List[np.ndarray] = [np.zeros((len(doc),), dtype="int64") for doc in docs]
-        if todo:
-            for i, guess in zip(todo, super().predict([docs[i] for i in todo])):
-                guesses[i] = guess
+        for i, guess in zip(todo, super().predict([docs[i] for i in todo]) if todo else ()):
+            guesses[i] = guess
         return guesses
 
 
