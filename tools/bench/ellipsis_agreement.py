@@ -1,0 +1,153 @@
+"""How consistently a corpus annotates coordination ellipsis, and which of a
+model's gapped segments fall where it does not.
+
+In "human and mouse CD19 genes" GENIA (3.02, coordinated terms restored)
+annotates the first conjunct as [human] + [CD19 genes]; in "NF-AT and
+AP-1 sites" it annotates [NF-AT] alone and [AP-1 sites]. Both are the same
+construction, a conjunct A, a coordinator, and a mention "B ... N" whose
+head N A shares or not. A model can only learn which one the annotators
+chose from the words, so this measures how much the choice is a property
+of the words:
+
+- a *site* is a conjunct A of one to three words, a coordinator right
+  after it, and a gold contiguous mention of two words or more starting
+  right after the coordinator; it is *gapped* when a gold mention is made
+  of A and later fragments, *alone* when A is a gold mention of its own
+  (sites with neither are not counted);
+- sites with the same words (A lowercased, the head N lowercased) are
+  compared: the share of them on their key's majority side is the
+  agreement a model that memorizes each key could reach, and the keys
+  annotated both ways are listed;
+- per head N, how many of its sites are gapped.
+
+With `--model PIPELINE`, the model's gapped segments on the same corpus
+are sorted: right, wrong with the first fragment annotated alone in the
+gold (the construction annotated the other way), wrong with the same
+fragments and another label, wrong otherwise; and the gold ones it missed.
+
+`python -m tools.bench.ellipsis_agreement CORPUS.spacy [--model PIPELINE]`
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+COORDINATORS = frozenset({"and", "or", "and/or", "nor", ",", "/", "but", "versus"})
+MAX_CONJUNCT = 3
+
+Key = Tuple[str, str]
+
+
+def sites(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int], ...]]]) -> List[Tuple[Key, str]]:
+    """The coordination sites of one sentence and how each is annotated.
+
+    words: the sentence's words.
+    segments: its gold mentions as (label, fragments), fragments (start,
+        end) token offsets, end exclusive.
+    RETURNS: ((conjunct A lowercased, head N lowercased), "gapped" or
+        "alone") per site.
+    """
+    segments = list(segments)
+    contiguous = {frags[0] for _, frags in segments if len(frags) == 1}
+    gapped_first = {frags[0] for _, frags in segments if len(frags) > 1}
+    found = []
+    for start, end in sorted(contiguous):
+        if end - start < 2 or start < 2 or words[start - 1].lower() not in COORDINATORS:
+            continue
+        for a_start in range(max(0, start - 1 - MAX_CONJUNCT), start - 1):
+            conjunct = (a_start, start - 1)
+            kind = "gapped" if conjunct in gapped_first else "alone" if conjunct in contiguous else None
+            if kind is not None:
+                key = (" ".join(words[a_start:start - 1]).lower(), words[end - 1].lower())
+                found.append((key, kind))
+    return found
+
+
+def agreement(all_sites: List[Tuple[Key, str]]) -> Dict[str, object]:
+    """Counts, the majority agreement over repeated keys, the keys seen both
+    ways and the gapped share per head, from `sites` of a whole corpus."""
+    by_key: Dict[Key, Counter] = defaultdict(Counter)
+    by_head: Dict[str, Counter] = defaultdict(Counter)
+    for key, kind in all_sites:
+        by_key[key][kind] += 1
+        by_head[key[1]][kind] += 1
+    repeated = {k: v for k, v in by_key.items() if sum(v.values()) >= 2}
+    n_repeated = sum(sum(v.values()) for v in repeated.values())
+    return {
+        "sites": Counter(kind for _, kind in all_sites),
+        "keys": len(by_key),
+        "repeated_keys": len(repeated),
+        "repeated_sites": n_repeated,
+        "majority_agreement": sum(max(v.values()) for v in repeated.values()) / n_repeated if n_repeated else None,
+        "mixed": {k: v for k, v in by_key.items() if len(v) > 1},
+        "repeated_gapped": sum(v["gapped"] for v in repeated.values()),
+        "mixed_gapped": sum(v["gapped"] for v in repeated.values() if len(v) > 1),
+        "by_head": by_head,
+    }
+
+
+def gapped_errors(gold_docs, predicted_docs) -> Counter:
+    """The model's gapped segments and the gold ones, sorted as the module's
+    docstring says; docs in the same order, with `doc._.segments`."""
+    from spacy_struct.overlap_segmenter.scoring import _reference_keys, get_segments
+
+    counts: Counter = Counter()
+    for gold_doc, doc in zip(gold_docs, predicted_docs):
+        gold = _reference_keys(get_segments(gold_doc))
+        guess = _reference_keys(get_segments(doc))
+        gold_gapped = {k for k in gold if len(k[1]) > 1}
+        guess_gapped = {k for k in guess if len(k[1]) > 1}
+        counts["right"] += len(gold_gapped & guess_gapped)
+        counts["missed"] += len(gold_gapped - guess_gapped)
+        for label, frags in guess_gapped - gold_gapped:
+            if any(g_frags == frags for _, g_frags in gold_gapped):
+                counts["wrong: another label"] += 1
+            elif any(g_frags == (frags[0],) for _, g_frags in gold):
+                counts["wrong: first conjunct annotated alone"] += 1
+            else:
+                counts["wrong: other"] += 1
+    return counts
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    from spacy_struct.overlap_segmenter.scoring import get_segments
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path, help="a .spacy file with doc._.segments")
+    parser.add_argument("--model", type=Path, help="an overlap_segmenter pipeline to sort the errors of")
+    parser.add_argument("--heads", type=int, default=12, help="how many heads to list")
+    args = parser.parse_args(argv)
+
+    nlp = spacy.load(args.model) if args.model else spacy.blank("en")
+    gold_docs = list(DocBin().from_disk(args.corpus).get_docs(nlp.vocab))
+    all_sites = []
+    for doc in gold_docs:
+        all_sites.extend(sites([t.text for t in doc], ((s.label_, tuple(s.offsets)) for s in get_segments(doc))))
+    found = agreement(all_sites)
+    print(f"{args.corpus}: {len(all_sites)} coordination sites, {dict(found['sites'])}")
+    if found["repeated_sites"]:
+        print(f"{found['repeated_keys']} keys (A, N) occur twice or more ({found['repeated_sites']} sites): "
+              f"{100 * found['majority_agreement']:.1f}% of those sites are on their key's majority side; "
+              f"{len(found['mixed'])} keys are annotated both ways; of the {found['repeated_gapped']} gapped sites "
+              f"among them, {found['mixed_gapped']} have a key annotated alone elsewhere")
+    for key, count in sorted(found["mixed"].items(), key=lambda kv: -sum(kv[1].values()))[:10]:
+        print(f"  {key[0]!r} ... {key[1]!r}: {dict(count)}")
+    print("gapped share per head N (the commonest heads):")
+    for head, count in sorted(found["by_head"].items(), key=lambda kv: -sum(kv[1].values()))[:args.heads]:
+        total = sum(count.values())
+        print(f"  {head!r}: {count['gapped']} of {total} gapped ({100 * count['gapped'] / total:.0f}%)")
+    if args.model:
+        docs = nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
+                        for d in gold_docs)
+        print(f"{args.model}'s gapped segments:", dict(gapped_errors(gold_docs, docs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
