@@ -156,3 +156,20 @@ def test_a_pipeline_saved_with_senter_loads_as_senter_if_needed(pair, tmp_path):
     text = "the cat sat . a dog ran away . it rained"
     assert _starts(loaded(text)) == _starts(nlp(text))
     assert loaded.get_pipe("senter").model.to_bytes() == nlp.get_pipe("senter").model.to_bytes()
+
+
+def test_overwrite_given_at_load_time_is_kept(pair, tmp_path):
+    _, other = pair
+    other.to_disk(tmp_path / "p")
+    words = "the cat sat . a dog ran away".split()
+    for overwrite in (True, False):
+        loaded = spacy.load(tmp_path / "p", config={"components": {"senter": {"overwrite": overwrite}}})
+        senter = loaded.get_pipe("senter")
+        assert senter.cfg["overwrite"] is overwrite
+        # the same through from_bytes, as a pipeline sent to another process loads
+        senter.from_bytes(other.get_pipe("senter").to_bytes())
+        assert senter.cfg["overwrite"] is overwrite
+        doc = senter(Doc(loaded.vocab, words=words, sent_starts=[True] * len(words)))
+        # with overwrite the model overrules the given starts; without, they stay
+        assert (-1 in _starts(doc)) is overwrite
+    assert spacy.load(tmp_path / "p").get_pipe("senter").cfg["overwrite"] is False

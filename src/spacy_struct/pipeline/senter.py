@@ -13,7 +13,8 @@ training, scores, saved weights), so its output is spaCy's senter's (a
 doc's guesses vary with the batch it is computed in only as spaCy's own
 do). A pipeline saved with `senter` takes it at load time:
 `spacy.load(path, config={"components": {"senter": {"factory":
-"senter_if_needed"}}})`.
+"senter_if_needed"}}})`. An `overwrite` given at load time is kept (spaCy's
+senter takes the saved one over it).
 """
 from __future__ import annotations
 
@@ -35,7 +36,28 @@ def sentences_given(doc: Doc) -> bool:
 
 class SenterIfNeeded(SentenceRecognizer):
     """spaCy's SentenceRecognizer that leaves out of its model the docs it
-    would not change (see the module's docstring)."""
+    would not change (see the module's docstring), and keeps the
+    `overwrite` it was made with when it loads its weights: spaCy's senter
+    takes the saved one instead, so `spacy.load(path, config={"components":
+    {"senter": {"overwrite": True}}})` did not overwrite."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # the config's value, or the one given at load time
+        self._overwrite = bool(self.cfg.get("overwrite", False))
+
+    def from_disk(self, path, *, exclude=tuple()) -> "SenterIfNeeded":
+        """The weights, labels and settings saved at `path`, but `overwrite`
+        as this senter was made with. RETURNS: self."""
+        super().from_disk(path, exclude=exclude)
+        self.cfg["overwrite"] = self._overwrite
+        return self
+
+    def from_bytes(self, bytes_data, *, exclude=tuple()) -> "SenterIfNeeded":
+        """As `from_disk`, from bytes. RETURNS: self."""
+        super().from_bytes(bytes_data, exclude=exclude)
+        self.cfg["overwrite"] = self._overwrite
+        return self
 
     def predict(self, docs: Iterable[Doc]) -> List[np.ndarray]:
         """The senter's guesses per doc; a doc whose sentences are all given
