@@ -9,11 +9,13 @@ head N A shares or not. A model can only learn which one the annotators
 chose from the words, so this measures how much the choice is a property
 of the words:
 
-- a *site* is a conjunct A of one to three words, a coordinator right
-  after it, and a gold contiguous mention of two words or more starting
-  right after the coordinator; it is *gapped* when a gold mention is made
-  of A and later fragments, *alone* when A is a gold mention of its own
-  (sites with neither are not counted);
+- a *site* is a gold contiguous mention "B ... N" of two words or more
+  right after a coordinator, and before the coordinator a conjunct A of one
+  to three words that does not end with N's last word ("B cells and T
+  cells" coordinates two whole names); it is *gapped* when a gold mention
+  is made of A and later fragments, *alone* when A is a gold mention of
+  its own, and counted once, with the shortest such A (gapped before
+  alone; sites with neither are not counted);
 - sites with the same words (A lowercased, the head N lowercased) are
   compared: the share of them on their key's majority side is the
   agreement a model that memorizes each key could reach, and the keys
@@ -21,17 +23,20 @@ of the words:
 - per head N, how many of its sites are gapped.
 
 With `--model PIPELINE`, the model's gapped segments on the same corpus
-are sorted: right, wrong with the first fragment annotated alone in the
-gold (the construction annotated the other way), wrong with the same
-fragments and another label, wrong otherwise; and the gold ones it missed.
+are sorted: right, wrong with the same fragments and another label, wrong
+with the first fragment a gold mention of its own, wrong otherwise; and
+the gold ones it missed. With `--keys-from OTHER.spacy` too, the second
+kind is split by whether its key (the first fragment's words, the last
+word) is annotated gapped in OTHER: the construction the corpus
+annotates both ways.
 
-`python -m tools.bench.ellipsis_agreement CORPUS.spacy [--model PIPELINE]`
+`python -m tools.bench.ellipsis_agreement CORPUS.spacy [--model PIPELINE [--keys-from OTHER.spacy]]`
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 COORDINATORS = frozenset({"and", "or", "and/or", "nor", ",", "/", "but", "versus"})
 MAX_CONJUNCT = 3
@@ -55,12 +60,29 @@ def sites(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int],
     for start, end in sorted(contiguous):
         if end - start < 2 or start < 2 or words[start - 1].lower() not in COORDINATORS:
             continue
-        for a_start in range(max(0, start - 1 - MAX_CONJUNCT), start - 1):
-            conjunct = (a_start, start - 1)
-            kind = "gapped" if conjunct in gapped_first else "alone" if conjunct in contiguous else None
-            if kind is not None:
-                key = (" ".join(words[a_start:start - 1]).lower(), words[end - 1].lower())
-                found.append((key, kind))
+        head = words[end - 1].lower()
+        if words[start - 2].lower() == head:
+            continue  # A ends with the head already ("B cells and T cells"): nothing shared
+        # conjuncts A ending before the coordinator, shortest first
+        conjuncts = [(a_start, start - 1) for a_start in range(start - 2, max(-1, start - 2 - MAX_CONJUNCT), -1)]
+        gapped = [a for a in conjuncts if a in gapped_first]
+        alone = [a for a in conjuncts if a in contiguous]
+        # one site per mention "B ... N": gapped if some A is, else alone
+        for conjunct, kind in ((gapped[:1], "gapped"), (alone[:1], "alone")):
+            if conjunct:
+                a_start, a_end = conjunct[0]
+                found.append(((" ".join(words[a_start:a_end]).lower(), head), kind))
+                break
+    return found
+
+
+def corpus_sites(docs) -> List[Tuple[Key, str]]:
+    """`sites` of every doc, from its gold `doc._.segments`."""
+    from spacy_struct.overlap_segmenter.scoring import get_segments
+
+    found: List[Tuple[Key, str]] = []
+    for doc in docs:
+        found.extend(sites([t.text for t in doc], ((s.label_, tuple(s.offsets)) for s in get_segments(doc))))
     return found
 
 
@@ -87,9 +109,11 @@ def agreement(all_sites: List[Tuple[Key, str]]) -> Dict[str, object]:
     }
 
 
-def gapped_errors(gold_docs, predicted_docs) -> Counter:
+def gapped_errors(gold_docs, predicted_docs, gapped_keys: Optional[Set[Key]] = None) -> Counter:
     """The model's gapped segments and the gold ones, sorted as the module's
-    docstring says; docs in the same order, with `doc._.segments`."""
+    docstring says; docs in the same order, with `doc._.segments`.
+    gapped_keys: keys annotated gapped elsewhere (`sites` of another corpus).
+    """
     from spacy_struct.overlap_segmenter.scoring import _reference_keys, get_segments
 
     counts: Counter = Counter()
@@ -104,7 +128,11 @@ def gapped_errors(gold_docs, predicted_docs) -> Counter:
             if any(g_frags == frags for _, g_frags in gold_gapped):
                 counts["wrong: another label"] += 1
             elif any(g_frags == (frags[0],) for _, g_frags in gold):
-                counts["wrong: first conjunct annotated alone"] += 1
+                counts["wrong: first fragment a gold mention of its own"] += 1
+                if gapped_keys is not None:
+                    (a_start, a_end), last = frags[0], frags[-1][1] - 1
+                    key = (" ".join(t.text for t in gold_doc[a_start:a_end]).lower(), gold_doc[last].text.lower())
+                    counts["  of which the key is annotated gapped elsewhere"] += key in gapped_keys
             else:
                 counts["wrong: other"] += 1
     return counts
@@ -116,19 +144,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     import spacy
     from spacy.tokens import Doc, DocBin
 
-    from spacy_struct.overlap_segmenter.scoring import get_segments
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path, help="a .spacy file with doc._.segments")
     parser.add_argument("--model", type=Path, help="an overlap_segmenter pipeline to sort the errors of")
+    parser.add_argument("--keys-from", type=Path, help="with --model: a corpus whose gapped keys to look the errors up in")
     parser.add_argument("--heads", type=int, default=12, help="how many heads to list")
     args = parser.parse_args(argv)
 
     nlp = spacy.load(args.model) if args.model else spacy.blank("en")
     gold_docs = list(DocBin().from_disk(args.corpus).get_docs(nlp.vocab))
-    all_sites = []
-    for doc in gold_docs:
-        all_sites.extend(sites([t.text for t in doc], ((s.label_, tuple(s.offsets)) for s in get_segments(doc))))
+    all_sites = corpus_sites(gold_docs)
     found = agreement(all_sites)
     print(f"{args.corpus}: {len(all_sites)} coordination sites, {dict(found['sites'])}")
     if found["repeated_sites"]:
@@ -145,7 +170,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.model:
         docs = nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
                         for d in gold_docs)
-        print(f"{args.model}'s gapped segments:", dict(gapped_errors(gold_docs, docs)))
+        gapped_keys = None
+        if args.keys_from:
+            other = DocBin().from_disk(args.keys_from).get_docs(nlp.vocab)
+            gapped_keys = {key for key, kind in corpus_sites(other) if kind == "gapped"}
+        for kind, count in gapped_errors(gold_docs, docs, gapped_keys).items():
+            print(f"{args.model}'s gapped segments, {kind}: {count}")
     return 0
 
 
