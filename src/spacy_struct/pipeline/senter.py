@@ -36,27 +36,27 @@ def sentences_given(doc: Doc) -> bool:
 
 class SenterIfNeeded(SentenceRecognizer):
     """spaCy's SentenceRecognizer that leaves out of its model the docs it
-    would not change (see the module's docstring), and keeps the
-    `overwrite` it was made with when it loads its weights: spaCy's senter
-    takes the saved one instead, so `spacy.load(path, config={"components":
-    {"senter": {"overwrite": True}}})` did not overwrite."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # the config's value, or the one given at load time
-        self._overwrite = bool(self.cfg.get("overwrite", False))
+    would not change (see the module's docstring), and keeps its
+    `overwrite` when it loads its weights: spaCy's senter takes the saved
+    one instead, so `spacy.load(path, config={"components": {"senter":
+    {"overwrite": True}}})` did not overwrite. (So `nlp.from_bytes` does
+    not restore `overwrite` either: it is a setting of the senter, not of
+    its weights.)"""
 
     def from_disk(self, path, *, exclude=tuple()) -> "SenterIfNeeded":
         """The weights, labels and settings saved at `path`, but `overwrite`
-        as this senter was made with. RETURNS: self."""
+        as it is now (the config's, or the one given at load time).
+        RETURNS: self."""
+        overwrite = self.cfg.get("overwrite", False)
         super().from_disk(path, exclude=exclude)
-        self.cfg["overwrite"] = self._overwrite
+        self.cfg["overwrite"] = overwrite
         return self
 
     def from_bytes(self, bytes_data, *, exclude=tuple()) -> "SenterIfNeeded":
         """As `from_disk`, from bytes. RETURNS: self."""
+        overwrite = self.cfg.get("overwrite", False)
         super().from_bytes(bytes_data, exclude=exclude)
-        self.cfg["overwrite"] = self._overwrite
+        self.cfg["overwrite"] = overwrite
         return self
 
     def predict(self, docs: Iterable[Doc]) -> List[np.ndarray]:
