@@ -135,6 +135,38 @@ def _unpack(where: str, data: bytes) -> List[RawLine]:
     return [(name, number, jsonl, raw) for (name, number, jsonl), raw in zip(json.loads(where), data.split(b"\n"))]
 
 
+#: a window (one dataset, one pool of actors) holds at least this many
+#: shards per worker and this many bytes of input, unless the input ends ...
+WINDOW_SHARDS_PER_WORKER = 16
+WINDOW_MIN_BYTES = 16 * 2**20
+#: ... and at most this many bytes, the input the driver holds at once
+WINDOW_MAX_BYTES = 512 * 2**20
+
+
+def windows(shards: Iterable[Shard], workers: int, shards_per_worker: int = WINDOW_SHARDS_PER_WORKER,
+            min_bytes: int = WINDOW_MIN_BYTES, max_bytes: int = WINDOW_MAX_BYTES) -> Iterator[List[Shard]]:
+    """The shards in windows, each run as one Ray dataset by one pool of
+    actors. Each window costs the actors' start (loading the pipeline) and
+    a tail (actors idle while the last shards finish), so a window is
+    large: `shards_per_worker` shards per worker and `min_bytes` of input
+    (a small run is one window, whatever the number of workers), but at
+    most `max_bytes`, which the driver holds in memory.
+
+    shards: (index, lines) in input order.
+    RETURNS: lists of shards, in the same order.
+    """
+    pending: List[Shard] = []
+    size = 0
+    for shard in shards:
+        pending.append(shard)
+        size += sum(len(raw) for *_, raw in shard[1])
+        if (len(pending) >= shards_per_worker * workers and size >= min_bytes) or size >= max_bytes:
+            yield pending
+            pending, size = [], 0
+    if pending:
+        yield pending
+
+
 class ShardAnnotator:
     """Ray Data's callable class: each actor loads the pipeline once, from
     its path (a pipeline object is never shipped through the object store),
@@ -179,19 +211,10 @@ class RayEngine:
         context.enable_progress_bars = False
         self.path, self.code, self.folder = path, code, folder
         self.workers, self.batch_size, self.max_chars = workers, batch_size, max_chars
-        #: shards per dataset: many per actor, so the actors' start (loading
-        #: the pipeline) is paid rarely, and the driver holds one window
-        self.window = 16 * workers
 
     def run(self, shards: Iterable[Shard]) -> Iterator[Dict[str, Any]]:
-        pending: List[Shard] = []
-        for shard in shards:
-            pending.append(shard)
-            if len(pending) == self.window:
-                yield from self._run_window(pending)
-                pending = []
-        if pending:
-            yield from self._run_window(pending)
+        for window in windows(shards, self.workers):
+            yield from self._run_window(window)
 
     def _run_window(self, shards: List[Shard]) -> Iterator[Dict[str, Any]]:
         rows = [{"shard": index, **_pack(lines)} for index, lines in shards]
