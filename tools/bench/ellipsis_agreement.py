@@ -38,7 +38,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-COORDINATORS = frozenset({"and", "or", "and/or", "nor", ",", "/", "but", "versus"})
+from .segments import GAP_COORDINATORS as COORDINATORS  # the words the bench counts as coordinators
+
 MAX_CONJUNCT = 3
 
 Key = Tuple[str, str]

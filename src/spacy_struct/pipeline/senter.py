@@ -43,21 +43,21 @@ class SenterIfNeeded(SentenceRecognizer):
     not restore `overwrite` either: it is a setting of the senter, not of
     its weights.)"""
 
+    def _load_keeping_overwrite(self, load, data, exclude) -> "SenterIfNeeded":
+        overwrite = self.cfg.get("overwrite", False)
+        load(data, exclude=exclude)
+        self.cfg["overwrite"] = overwrite
+        return self
+
     def from_disk(self, path, *, exclude=tuple()) -> "SenterIfNeeded":
         """The weights, labels and settings saved at `path`, but `overwrite`
         as it is now (the config's, or the one given at load time).
         RETURNS: self."""
-        overwrite = self.cfg.get("overwrite", False)
-        super().from_disk(path, exclude=exclude)
-        self.cfg["overwrite"] = overwrite
-        return self
+        return self._load_keeping_overwrite(super().from_disk, path, exclude)
 
     def from_bytes(self, bytes_data, *, exclude=tuple()) -> "SenterIfNeeded":
         """As `from_disk`, from bytes. RETURNS: self."""
-        overwrite = self.cfg.get("overwrite", False)
-        super().from_bytes(bytes_data, exclude=exclude)
-        self.cfg["overwrite"] = overwrite
-        return self
+        return self._load_keeping_overwrite(super().from_bytes, bytes_data, exclude)
 
     def predict(self, docs: Iterable[Doc]) -> List[np.ndarray]:
         """The senter's guesses per doc; a doc whose sentences are all given
