@@ -218,7 +218,7 @@ def main(argv=None) -> int:
                 f"{', '.join(str(p) for p in args.texts)} ({words:,} whitespace-separated words), raw text, each "
                 f"pipeline's own tokenizer; batch size 64; annotate writes shards of {scale.default_shard_size():,}, the command's default (DocBin and JSONL). "
                 f"Each Ray run starts its own local Ray (included in its seconds); the 1- and 2-worker Ray runs "
-                f"are run {args.ray_runs} times, taking turns, and their rows give the median run. {threads_phrase()}. {machine_line()}\n")
+                f"are run {args.ray_runs} times, taking turns, and their rows give the run with the median 2-vs-1 ratio. {threads_phrase()}. {machine_line()}\n")
         return emit(text, args)
     if args.what == "memory":
         from . import memory
