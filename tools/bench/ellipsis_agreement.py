@@ -66,15 +66,19 @@ def sites(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int],
             continue  # A ends with the head already ("B cells and T cells"): nothing shared
         # conjuncts A ending before the coordinator, shortest first
         conjuncts = [(a_start, start - 1) for a_start in range(start - 2, max(-1, start - 2 - MAX_CONJUNCT), -1)]
-        gapped = [a for a in conjuncts if a in gapped_first]
-        alone = [a for a in conjuncts if a in contiguous]
         # one site per mention "B ... N": gapped if some A is, else alone
-        for conjunct, kind in ((gapped[:1], "gapped"), (alone[:1], "alone")):
-            if conjunct:
-                a_start, a_end = conjunct[0]
-                found.append(((" ".join(words[a_start:a_end]).lower(), head), kind))
+        for kind, annotated in (("gapped", gapped_first), ("alone", contiguous)):
+            conjunct = next((a for a in conjuncts if a in annotated), None)
+            if conjunct is not None:
+                found.append((site_key(words, conjunct, end - 1), kind))
                 break
     return found
+
+
+def site_key(words: List[str], conjunct: Tuple[int, int], head: int) -> Key:
+    """A site's key: the conjunct's words (start, end) and the head word
+    at index `head`, lowercased."""
+    return " ".join(words[conjunct[0]:conjunct[1]]).lower(), words[head].lower()
 
 
 def corpus_sites(docs) -> List[Tuple[Key, str]]:
@@ -131,8 +135,7 @@ def gapped_errors(gold_docs, predicted_docs, gapped_keys: Optional[Set[Key]] = N
             elif any(g_frags == (frags[0],) for _, g_frags in gold):
                 counts["wrong: first fragment a gold mention of its own"] += 1
                 if gapped_keys is not None:
-                    (a_start, a_end), last = frags[0], frags[-1][1] - 1
-                    key = (" ".join(t.text for t in gold_doc[a_start:a_end]).lower(), gold_doc[last].text.lower())
+                    key = site_key([t.text for t in gold_doc], frags[0], frags[-1][1] - 1)
                     counts["  of which the key is annotated gapped elsewhere"] += key in gapped_keys
             else:
                 counts["wrong: other"] += 1
