@@ -143,6 +143,80 @@ def test_crf_loss_is_the_enumerated_negative_log_likelihood(seed, max_gap):
     assert float((grads[0] * direction).sum()) == pytest.approx((up - down) / (2 * eps), rel=1e-5)
 
 
+# a gapped end: (T, n+2, n+3) scores, the last column added to the end of
+# the segments with a gap (structs.segments.two_phase_lattice)
+def _gapped_end_scores(rng, n, T, scale=1.5):
+    S = rng.normal(size=(T, n + 2, n + 3)) * scale
+    S[:, 1:n + 1, n + 2] += 2.0  # the column must matter: some gapped segments rise
+    return S
+
+
+@pytest.mark.parametrize("max_gap", [None, 0, 1])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_gapped_end_decodes_and_normalizes_as_enumeration_scores_it(seed, max_gap):
+    """k-best, argmax, the log mass and each cell's expected use (the last
+    column included) against every segment enumerated and scored by its
+    definition: transitions plus the gapped end of a segment with a gap."""
+    rng = np.random.default_rng(seed)
+    n, T = 5, 2
+    S = _gapped_end_scores(rng, n, T)
+    segs = all_segments(S, max_gap)
+    structure = GappedSegments(max_gap=max_gap, k=7, threshold=-0.5)
+    best = structure.kbest([S])[0]
+    for t in range(T):
+        expected = sorted((s for tt, _, s in segs if tt == t), reverse=True)[:7]
+        got = [sc for tt, sc in zip(best.types, best.scores) if tt == t]
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    for t, words, sc in best.as_list():
+        assert sc == pytest.approx(segment_score(S, t, words), rel=1e-12)
+    kept = set(structure.argmax([S])[0].keys())
+    top = {t: sorted((x for x in segs if x[0] == t), key=lambda x: -x[2])[:7] for t in range(T)}
+    assert kept == {(t, w) for items in top.values() for t, w, sc in items if sc > -0.5}
+    mass, uses = structure.marginals([S])[0]
+    rates = {(t, w): np.exp(sc) for t, w, sc in segs}
+    assert mass == pytest.approx(sum(rates.values()), rel=1e-10)
+    expected_uses = np.zeros_like(S)
+    for (t, w), rate in rates.items():
+        one = structure.indicator(S.shape, Segments.from_list([(t, w)]))
+        expected_uses += rate * one
+    np.testing.assert_allclose(uses, expected_uses, rtol=1e-9, atol=1e-12)
+    if max_gap == 0:
+        assert not uses[:, :, n + 2].any()
+    else:
+        assert uses[:, 1:n + 1, n + 2].sum() > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_gapped_end_crf_loss_is_the_enumerated_negative_log_likelihood(seed):
+    rng = np.random.default_rng(seed)
+    n = 5
+    S = _gapped_end_scores(rng, n, 3, scale=1.0)
+    gold_items = [(0, (0, 2)), (0, (1,)), (0, (3, 4)), (2, (1, 4))]
+    gold = Segments.from_list(gold_items)
+    structure = GappedSegments()
+    loss, grads = losses.crf_loss(structure, [S], [gold])
+    assert loss == pytest.approx(_brute_nll(S, gold_items), rel=1e-9)
+    direction = rng.normal(size=S.shape)
+    eps = 1e-6
+    up = losses.crf_loss(structure, [S + eps * direction], [gold])[0]
+    down = losses.crf_loss(structure, [S - eps * direction], [gold])[0]
+    assert float((grads[0] * direction).sum()) == pytest.approx((up - down) / (2 * eps), rel=1e-5)
+    # the gold term reads the column at the gapped gold segments' last words
+    # (row word + 1) only: -1 there, on top of the expected uses
+    mass, uses = structure.marginals([S])[0]
+    gold_term = uses[:, :, n + 2] - grads[0][:, :, n + 2]
+    expected = np.zeros_like(gold_term)
+    expected[0, 3] = expected[2, 5] = 1.0
+    np.testing.assert_allclose(gold_term, expected, atol=1e-9)
+
+
+def test_a_gapped_end_refuses_a_batch_mixing_the_two_shapes():
+    with pytest.raises(ValueError, match="mixes arrays with a gapped-end column"):
+        GappedSegments().argmax([np.zeros((1, 5, 6)), np.zeros((1, 5, 5))])
+    with pytest.raises(ValueError, match="NaN"):
+        GappedSegments().argmax([np.full((1, 5, 6), np.nan)])
+
+
 def test_multilabel_margin_loss_follows_its_definition():
     rng = np.random.default_rng(3)
     n = 4
@@ -195,17 +269,18 @@ def _small_tok2vec():
         maxout_pieces=2, subword_features=False)
 
 
-@pytest.mark.parametrize("context_width, gap_words, skip_form, skip_width",
-                         [(0, False, False, 0), (6, False, False, 0), (6, True, False, 0),
-                          (0, True, True, 0), (6, True, True, 4)])
-def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words, skip_form, skip_width):
+@pytest.mark.parametrize("context_width, gap_words, skip_form, skip_width, gap_end",
+                         [(0, False, False, 0, False), (6, False, False, 0, False), (6, True, False, 0, False),
+                          (0, True, True, 0, False), (6, True, True, 4, False), (6, False, False, 4, True)])
+def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words, skip_form, skip_width,
+                                                         gap_end):
     from thinc.api import fix_random_seed
 
     fix_random_seed(1)
     nlp = spacy.blank("en")
     model = build_segment_pair_scorer(_small_tok2vec(), hidden_width=5, dropout=0.0,
                                       context_width=context_width, gap_words=gap_words,
-                                      skip_form=skip_form, skip_width=skip_width)
+                                      skip_form=skip_form, skip_width=skip_width, gap_end=gap_end)
     model.get_ref("output").set_dim("nO", 3)
     docs = [Doc(nlp.vocab, words="BMP2 and BMP4 genes are expressed".split()),
             Doc(nlp.vocab, words=["limb"])]
@@ -216,15 +291,21 @@ def test_pair_scorer_gradients_match_finite_differences(context_width, gap_words
     edge_params = ("gap_opens", "gap_closes") if gap_words else ()
     edge_params += ("U_skip",) if skip_form else ()
     edge_params += ("skip_W", "skip_b", "skip_gap", "skip_out") if skip_width else ()
+    edge_params += ("gapped_end",) if gap_end else ()
     for name in ("U", "gap", "start", "end") + edge_params:
         # smaller skip weights keep the skip layer's ReLU from dominating
         scale = 0.3 if name.startswith("skip_") else 1.0
         head.set_param(name, scale * rng.normal(size=head.get_param(name).shape).astype(np.float32))
     out, backprop = model(batch, is_train=True)
-    assert [o.shape for o in out] == [(3, 8, 8), (3, 3, 3), (3, 4, 4)]
-    # nothing outside the lattice: no j -> i with i <= j, no start -> end
+    extra = int(gap_end)  # the gapped end's column
+    assert [o.shape for o in out] == [(3, 8, 8 + extra), (3, 3, 3 + extra), (3, 4, 4 + extra)]
+    # nothing outside the lattice: no j -> i with i <= j, no start -> end,
+    # and a gapped end on words only
     for o in out:
-        assert not np.tril(o[0]).any() and not o[:, 0, -1].any()
+        N = o.shape[1]
+        assert not np.tril(o[0, :, :N]).any() and not o[:, 0, N - 1].any()
+        if gap_end:
+            assert not o[:, 0, N].any() and not o[:, N - 1, N].any() and o[:, 1:N - 1, N].all()
     R = [rng.normal(size=o.shape) for o in out]
     f = linear_objective(model, batch, backprop, R)
 

@@ -1,7 +1,9 @@
 """Brute-force gapped segments: enumerate every nonempty word subset.
 
 Only for small n (2^n - 1 subsets per type); scored by the definition
-f = g(0, i1) + g(i1, i2) + ... + g(im, n+1) with positions i = word + 1.
+f = g(0, i1) + g(i1, i2) + ... + g(im, n+1) with positions i = word + 1,
+plus e(im) = scores[t, im, n+2] for a segment with a gap when the array
+has that column (shape (T, n+2, n+3), a gapped end).
 """
 from __future__ import annotations
 
@@ -14,7 +16,11 @@ import numpy as np
 def segment_score(scores: np.ndarray, t: int, words) -> float:
     n = scores.shape[1] - 2
     pos = [0] + [w + 1 for w in words] + [n + 1]
-    return float(sum(scores[t, a, b] for a, b in zip(pos, pos[1:])))
+    total = float(sum(scores[t, a, b] for a, b in zip(pos, pos[1:])))
+    gapped = any(b - a > 1 for a, b in zip(words, words[1:]))
+    if scores.shape[2] == n + 3 and gapped:
+        total += float(scores[t, words[-1] + 1, n + 2])
+    return total
 
 
 def is_legal(words, max_gap: Optional[int]) -> bool:

@@ -31,7 +31,14 @@ each get their own view of a word (from the shared sentence encoder):
   four edge words together and the mean of the words it leaves out
   (`skip_layer`): a coordination is licensed by the left conjunct, the
   coordinator, the other conjunct and the shared head at once, which
-  separate terms per word cannot combine.
+  separate terms per word cannot combine;
+- with `gap_end`, a segment with a gap also scores its last word by a
+  linear score of the end view of its own, e(i): the output is then
+  (T, n+2, n+3), e in the last column (`structs.segments`, "a gapped
+  end"). The shared head of a coordination ("human and mouse CD19
+  *genes*") is often past the skip, where no transition of the skip sees
+  it, and whether the corpus reads the construction as gapped depends on
+  it ("genes" mostly gapped, "factor" mostly not).
 
 One word of type t scores start + end, the common case (most mentions
 are one word); every extra word adds one transition. The scores come as one
@@ -87,6 +94,7 @@ def build_segment_pair_scorer(
     skip_form: bool = False,
     skip_width: int = 0,
     skip_parallel: bool = False,
+    gap_end: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
@@ -110,14 +118,18 @@ def build_segment_pair_scorer(
     skip_parallel: with the skip layer, also how alike the left conjunct and
         the word that closes the gap are (an elementwise product of two more
         terms in its hidden layer).
+    gap_end: score the last word of a segment with a gap by a term of its
+        own, e(i), in a last column of the output (see the module docstring).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
-        word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere.
+        word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere;
+        with `gap_end`, (T, n+2, n+3) with e(i) at [t, i+1, n+2].
         Its ref "output" holds nO = T, which must be set before initializing.
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
     return encoder_and_head(
-        encoder, segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width, skip_parallel)
+        encoder,
+        segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width, skip_parallel, gap_end),
     )
 
 
@@ -133,6 +145,7 @@ def build_segment_pair_scorer_v2(
     skip_form: bool = False,
     skip_width: int = 64,
     skip_parallel: bool = False,
+    gap_end: bool = False,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """`build_segment_pair_scorer` with the skip layer on by default: on
     GENIA's coordinations the paper's transitions alone find no
@@ -142,13 +155,13 @@ def build_segment_pair_scorer_v2(
     segments (see v1 for the arguments)."""
     return build_segment_pair_scorer(
         tok2vec, hidden_width, dropout, context_width, context_depth, characters,
-        gap_words, skip_form, skip_width, skip_parallel,
+        gap_words, skip_form, skip_width, skip_parallel, gap_end,
     )
 
 
 def segment_pair_head(
     hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False,
-    skip_width: int = 0, skip_parallel: bool = False,
+    skip_width: int = 0, skip_parallel: bool = False, gap_end: bool = False,
 ) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
@@ -166,6 +179,8 @@ def segment_pair_head(
         params["U_skip"] = None
     if skip_width:
         params.update({"skip_W": None, "skip_b": None, "skip_gap": None, "skip_out": None})
+    if gap_end:
+        params["gapped_end"] = None
     return Model(
         "segment_pair_head",
         _forward,
@@ -173,6 +188,7 @@ def segment_pair_head(
         dims={"nI": None, "nO": None, "hidden_width": hidden_width, "skip_width": skip_width},
         params=params,
         attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form),
+               "gap_end": bool(gap_end),
                "skip_terms": SKIP_TERMS + (PARALLEL_TERMS if skip_parallel and skip_width else ())},
     )
 
@@ -205,6 +221,9 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
     start[h] = -2.0
     model.set_param("start", start)
     model.set_param("end", np.zeros((h + 1, T), dtype=np.float32))
+    if model.attrs["gap_end"]:
+        # 0: an untrained gapped end changes no segment's score
+        model.set_param("gapped_end", np.zeros((h + 1, T), dtype=np.float32))
     if model.attrs["gap_words"]:
         model.set_param("gap_opens", np.zeros((h + 1, T), dtype=np.float32))
         model.set_param("gap_closes", np.zeros((h + 1, T), dtype=np.float32))
@@ -223,7 +242,7 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
 
 def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     h, T = model.get_dim("hidden_width"), model.get_dim("nO")
-    gap_words, skip_form = model.attrs["gap_words"], model.attrs["skip_form"]
+    gap_words, skip_form, gap_end = model.attrs["gap_words"], model.attrs["skip_form"], model.attrs["gap_end"]
     U = model.get_param("U")
     Wg, Ws, We = model.get_param("gap"), model.get_param("start"), model.get_param("end")
     U2 = U.reshape(h + 1, T * (h + 1))
@@ -237,6 +256,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         Us2 = model.get_param("U_skip").reshape(h + 1, T * (h + 1))
         FUs = F1 @ Us2
     starts, ends = B1 @ Ws, E1 @ We                             # (N, T)
+    if gap_end:
+        Wge = model.get_param("gapped_end")
+        gapped_ends = E1 @ Wge                                  # (N, T)
     if gap_words:
         Wo, Wc = model.get_param("gap_opens"), model.get_param("gap_closes")
         opens, closes = views[4] @ Wo, views[5] @ Wc            # (N, T)
@@ -251,7 +273,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     outputs = []
     for i, n in enumerate(sizes):
         lo, hi = offsets[i], offsets[i + 1]
-        out = np.zeros((T, n + 2, n + 2), dtype=np.float32)
+        out = np.zeros((T, n + 2, n + 3 if gap_end else n + 2), dtype=np.float32)
         if n:
             buckets, later = _pair_grid(n)
             pair = (FU[lo:hi].reshape(n * T, h + 1) @ O1[lo:hi].T).reshape(n, T, n)
@@ -274,6 +296,8 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             out[:, 1:n + 1, 1:n + 1] = pair * later
             out[:, 0, 1:n + 1] = starts[lo:hi].T
             out[:, 1:n + 1, n + 1] = ends[lo:hi].T
+            if gap_end:
+                out[:, 1:n + 1, n + 2] = gapped_ends[lo:hi].T
         outputs.append(out)
 
     def backprop(d_scores: List[np.ndarray]):
@@ -283,6 +307,8 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         d_O1 = np.zeros_like(O1)
         d_starts = np.zeros_like(starts)
         d_ends = np.zeros_like(ends)
+        if gap_end:
+            d_gapped_ends = np.zeros_like(gapped_ends)
         d_Wg = np.zeros_like(Wg)
         if gap_words:
             d_opens, d_closes = np.zeros_like(opens), np.zeros_like(closes)
@@ -309,6 +335,8 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             d_Wg += bucket_gradient(buckets, d_pair, N_GAP_BUCKETS)
             d_starts[lo:hi] = d[:, 0, 1:n + 1].T
             d_ends[lo:hi] = d[:, 1:n + 1, n + 1].T
+            if gap_end:
+                d_gapped_ends[lo:hi] = d[:, 1:n + 1, n + 2].T
             if gap_words and n > 2:
                 d_edges = np.triu(d_pair[:, :n - 2, 2:])
                 d_opens[lo + 1:hi - 1] = d_edges.sum(2).T
@@ -335,7 +363,11 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         if skip_form:
             model.inc_grad("U_skip", (F1.T @ d_FUs).reshape(U.shape))
             d_F1 += d_FUs @ Us2.T
-        d_views = [d_F1, d_O1, d_starts @ Ws.T, d_ends @ We.T]
+        d_E1 = d_ends @ We.T
+        if gap_end:
+            model.inc_grad("gapped_end", E1.T @ d_gapped_ends)
+            d_E1 += d_gapped_ends @ Wge.T
+        d_views = [d_F1, d_O1, d_starts @ Ws.T, d_E1]
         if gap_words:
             model.inc_grad("gap_opens", views[4].T @ d_opens)
             model.inc_grad("gap_closes", views[5].T @ d_closes)

@@ -22,6 +22,21 @@ Memory O(n k) scratch plus the output.
 Prediction (`select_segments`) keeps segments above a threshold, with the
 paper's optional restrictions against overlapping and embedded segments.
 
+A gapped end. A score array may also come as (T, n+2, n+3): its last
+column [t, i+1, n+2] = e(i, t) is added to the end transition of every
+segment of type t that has a gap and ends at word i,
+
+    f = g(0, i1) + ... + g(im, n+1) + [the segment has a gap] e(im),
+
+so what closes a coordination ("human and mouse CD19 *genes*") can weigh
+for the gapped reading and not for the contiguous ones, which a first-order
+score cannot do: its end transition does not know whether a skip came
+before. `GappedSegments` decodes and normalizes it exactly on a lattice of
+two phases (`two_phase_lattice`): every word has a node before the first
+skip and one after it, a skip leads from the first phase to the second, and
+the end reads e only from the second; positions still increase along every
+path, so the same kernels run on it, at four times the cells.
+
 Likelihood (`segment_marginals`). The mass M_t = sum over segments y of
 type t of exp(f(y)) is a path sum over the lattice of positions 0..n+1
 (forward-backward, O(T n^2) per sentence), and its gradient gives each
@@ -41,7 +56,8 @@ from ._segments import kbest_segments_batch, segment_marginals_batch
 from .base import Structure
 
 __all__ = [
-    "GappedSegments", "Segments", "kbest_segments", "segment_marginals", "select_segments",
+    "GappedSegments", "Segments", "fold_two_phase", "has_gapped_end", "kbest_segments", "segment_marginals",
+    "select_segments", "two_phase_lattice",
 ]
 
 
@@ -339,6 +355,92 @@ def transitions(n: int, words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
     return pos[:-1], pos[1:]
 
 
+def has_gapped_end(scores: np.ndarray) -> bool:
+    """Whether a score array carries the gapped-end column: (T, n+2, n+3)."""
+    return scores.ndim == 3 and scores.shape[2] == scores.shape[1] + 1
+
+
+def used_cells(shape: Tuple[int, ...], words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
+    """The (row, column) cells of a score array of `shape` that a segment
+    over `words` adds up: its transitions, and with a gapped-end column
+    (`has_gapped_end`) the gapped end of its last word if it has a gap."""
+    n = shape[1] - 2
+    rows, cols = transitions(n, words)
+    if shape[2] == shape[1] + 1 and np.any(np.diff(np.asarray(words)) > 1):
+        rows, cols = np.append(rows, words[-1] + 1), np.append(cols, n + 2)
+    return rows, cols
+
+
+def _two_phase_masks(n: int, gap: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(skips, onward), (n, n) bool over word pairs (j, i): a skip j -> i
+    (i > j + 1) leads from the first phase to the second; in the second any
+    later word may follow; both within `gap` skipped words (-1: any)."""
+    skipped = np.arange(n)[None, :] - np.arange(n)[:, None] - 1
+    within = skipped <= gap if gap >= 0 else np.ones((n, n), bool)
+    return (skipped >= 1) & within, (skipped >= 0) & within
+
+
+def two_phase_lattice(scores: np.ndarray, max_gap: Optional[int] = None, index: int = 0) -> np.ndarray:
+    """The first-order lattice of a score array with a gapped end.
+
+    scores: (T, n+2, n+3), the transitions as in a (T, n+2, n+2) array and
+        e(i, t) in column n+2 (see the module docstring).
+    max_gap: most words skipped between two words of a segment (None: any);
+        the lattice applies it itself, so the kernels run on it unlimited.
+    RETURNS: a (T, 2n+2, 2n+2) float64 array: node 0 the start, w + 1 word w
+        before any skip, n + 1 + w word w after one, 2n + 1 the end; -inf
+        where no segment goes. Its paths and the segments are one to one
+        (the first skip decides the phase), with the same scores, so its
+        k best paths and its path sum are the segments' (words of the
+        second phase read back by `first_phase_words`).
+    """
+    S = check_scores(scores, "scores", 3, index, False)
+    T, N, M = S.shape
+    if M != N + 1 or N < 2:
+        raise ValueError(f"scores{where(index, False)} with a gapped end must have shape (T, n+2, n+3), got {S.shape}")
+    n = N - 2
+    A = np.full((T, 2 * n + 2, 2 * n + 2), -np.inf)
+    if n == 0:
+        return A
+    skips, onward = _two_phase_masks(n, check_gap(max_gap, False))
+    pairs = S[:, 1:n + 1, 1:n + 1]
+    nxt = np.arange(n - 1)
+    A[:, 0, 1:n + 1] = S[:, 0, 1:n + 1]
+    A[:, nxt + 1, nxt + 2] = S[:, nxt + 1, nxt + 2]
+    A[:, 1:n + 1, n + 1:2 * n + 1] = np.where(skips, pairs, -np.inf)
+    A[:, n + 1:2 * n + 1, n + 1:2 * n + 1] = np.where(onward, pairs, -np.inf)
+    A[:, 1:n + 1, 2 * n + 1] = S[:, 1:n + 1, n + 1]
+    A[:, n + 1:2 * n + 1, 2 * n + 1] = S[:, 1:n + 1, n + 1] + S[:, 1:n + 1, n + 2]
+    return A
+
+
+def fold_two_phase(d_lattice: np.ndarray, n: int, max_gap: Optional[int] = None) -> np.ndarray:
+    """A quantity per cell of `two_phase_lattice` (a gradient, expected
+    uses) summed back onto the cells of the (T, n+2, n+3) scores it was
+    built from (0 where the lattice is -inf)."""
+    T = d_lattice.shape[0]
+    out = np.zeros((T, n + 2, n + 3))
+    if n == 0:
+        return out
+    skips, onward = _two_phase_masks(n, check_gap(max_gap, False))
+    second = slice(n + 1, 2 * n + 1)
+    nxt = np.arange(n - 1)
+    out[:, 0, 1:n + 1] = d_lattice[:, 0, 1:n + 1]
+    out[:, nxt + 1, nxt + 2] = d_lattice[:, nxt + 1, nxt + 2]
+    out[:, 1:n + 1, 1:n + 1] += np.where(skips, d_lattice[:, 1:n + 1, second], 0.0)
+    out[:, 1:n + 1, 1:n + 1] += np.where(onward, d_lattice[:, second, second], 0.0)
+    out[:, 1:n + 1, n + 1] = d_lattice[:, 1:n + 1, 2 * n + 1] + d_lattice[:, second, 2 * n + 1]
+    out[:, 1:n + 1, n + 2] = d_lattice[:, second, 2 * n + 1]
+    return out
+
+
+def first_phase_words(seg: Segments, n: int) -> Segments:
+    """Segments decoded on a two-phase lattice, with their second-phase
+    nodes (n + w) read back as words w."""
+    words = np.where(seg.words >= n, seg.words - n, seg.words)
+    return Segments(seg.types, seg.scores, seg.offsets, words)
+
+
 class GappedSegments(Structure):
     """Sets of typed gapped segments per sentence, as a structure object.
 
@@ -405,7 +507,7 @@ class GappedSegments(Structure):
         if not scores:
             return []
         k = max(self._k(S.shape[1] - 2) for S in scores)
-        found = kbest_segments(list(scores), k, max_gap=self.max_gap)
+        found = self._decode(scores, list(range(len(scores))), k)
         if self.k:
             return found
         return [_top_per_type(seg, self._k(S.shape[1] - 2)) for seg, S in zip(found, scores)]
@@ -424,8 +526,9 @@ class GappedSegments(Structure):
         found: List[Optional[Segments]] = [None] * len(scores)
         pending = list(range(len(scores)))
         k = min(_FIRST_K, max(limits))
+        lattices = self._lattices(scores)
         while pending:
-            decoded = kbest_segments([scores[i] for i in pending], k, max_gap=self.max_gap)
+            decoded = self._decode(scores, pending, k, lattices)
             retry = []
             for i, seg in zip(pending, decoded):
                 if k > limits[i]:
@@ -441,17 +544,46 @@ class GappedSegments(Structure):
         return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding,
                                self.gapped_threshold)
 
+    def _lattices(self, scores: Sequence[np.ndarray]) -> Tuple[List[np.ndarray], Optional[int], bool]:
+        """What the kernels run on, the gap limit to give them, and whether
+        they are two-phase lattices: the score arrays and `max_gap`, or, for
+        arrays with a gapped end, their lattices (which apply `max_gap`
+        themselves) and None."""
+        ends = [isinstance(S, np.ndarray) and has_gapped_end(S) for S in scores]
+        if not any(ends):
+            return list(scores), self.max_gap, False
+        if not all(ends):
+            raise ValueError(
+                "scores: a batch mixes arrays with a gapped-end column, (T, n+2, n+3), and "
+                f"without it: item {ends.index(False)} has shape {np.shape(scores[ends.index(False)])}"
+            )
+        return [two_phase_lattice(S, self.max_gap, i) for i, S in enumerate(scores)], None, True
+
+    def _decode(self, scores: Sequence[np.ndarray], items: List[int], k: int,
+                lattices: Optional[Tuple[List[np.ndarray], Optional[int], bool]] = None) -> List[Segments]:
+        """The k best segments per type of the sentences `items`, in words
+        (`lattices`: what `_lattices` gave for `scores`, if known)."""
+        arrays, gap, two_phase = lattices or self._lattices(scores)
+        found = kbest_segments([arrays[i] for i in items], k, max_gap=gap)
+        if not two_phase:
+            return found
+        return [first_phase_words(seg, scores[i].shape[1] - 2) for i, seg in zip(items, found)]
+
     def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
-        """(M, expected transition uses) per sentence, M the summed rate of
-        all segments of every type (the log partition of the set model)."""
+        """(M, expected uses of each cell of the scores) per sentence, M the
+        summed rate of all segments of every type (the log partition of the
+        set model)."""
         if not scores:
             return []
+        lattices, gap, two_phase = self._lattices(scores)
         out = []
         with np.errstate(divide="ignore", over="ignore"):
-            for log_mass, shares in segment_marginals(list(scores), max_gap=self.max_gap):
+            for S, (log_mass, shares) in zip(scores, segment_marginals(lattices, max_gap=gap)):
                 mass = np.exp(log_mass)  # 0 where no segment is legal
                 # expected uses, inf only where the use itself overflows (no 0 * inf)
                 uses = np.exp(np.log(shares) + log_mass[:, None, None])
+                if two_phase:
+                    uses = fold_two_phase(uses, S.shape[1] - 2, self.max_gap)
                 out.append((float(mass.sum()), uses))
         return out
 
@@ -473,20 +605,13 @@ class GappedSegments(Structure):
     def indicator(self, shape: Tuple[int, ...], y: Segments) -> np.ndarray:
         """How often each transition is used by the segments of `y`."""
         out = np.zeros(shape, np.float64)
-        n = shape[1] - 2
         for t, words in y.keys():
-            a, b = transitions(n, words)
-            np.add.at(out[t], (a, b), 1.0)
+            np.add.at(out[t], used_cells(shape, words), 1.0)
         return out
 
     def score(self, scores: np.ndarray, y: Segments) -> float:
         """Sum of the segments' scores."""
-        n = scores.shape[1] - 2
-        total = 0.0
-        for t, words in y.keys():
-            a, b = transitions(n, words)
-            total += float(scores[t, a, b].sum())
-        return total
+        return sum(float(scores[t][used_cells(scores.shape, words)].sum()) for t, words in y.keys())
 
     def local_marginals(self, scores):
         raise ValueError(
@@ -508,12 +633,8 @@ class GappedSegments(Structure):
 
     def gold_candidates(self, scores: np.ndarray, gold: Segments) -> List[Tuple[Any, float]]:
         """The gold segments as (key, score)."""
-        n = scores.shape[1] - 2
-        out = []
-        for t, words in gold.keys():
-            a, b = transitions(n, words)
-            out.append(((t, words), float(scores[t, a, b].sum())))
-        return out
+        return [((t, words), float(scores[t][used_cells(scores.shape, words)].sum()))
+                for t, words in gold.keys()]
 
     def candidate_indicator(self, shape: Tuple[int, ...], key: Any) -> np.ndarray:
         """The transitions of one candidate segment (type, words)."""
