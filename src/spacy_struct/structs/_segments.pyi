@@ -24,3 +24,9 @@ def segment_marginals_batch(
     out_log_mass: np.ndarray,  # (sum T,) float64: log sum of exp(score) per sentence and type
     out_marginals: np.ndarray,  # (total,) float64: each transition's share of the mass
 ) -> None: ...
+
+def two_phase_fill(
+    scores: np.ndarray,  # (T, n+2, n+3) float64, C-contiguous: transitions and the gapped end
+    max_gap: int,  # < 0: unlimited
+    out: np.ndarray,  # (T, 2n+2, 2n+2) float64, all -inf: the lattice, filled in place
+) -> None: ...

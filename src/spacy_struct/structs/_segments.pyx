@@ -319,3 +319,30 @@ def segment_marginals_batch(
     finally:
         free(alpha)
         free(beta)
+
+
+# ------------------------------------------------------ two-phase lattice
+def two_phase_fill(const double[:, :, ::1] scores, Py_ssize_t max_gap, double[:, :, ::1] out):
+    """Fill `out`, (T, 2n+2, 2n+2) and all -inf, with the two-phase lattice
+    of `scores`, (T, n+2, n+3) (the layout of `segments.two_phase_lattice`):
+    start -> word in phase one, next word within phase one, a skip from
+    phase one to phase two, any later word within phase two (skips within
+    `max_gap` words, < 0: any), and the end from either phase, plus the
+    gapped end column from phase two."""
+    cdef Py_ssize_t T = scores.shape[0], n = scores.shape[1] - 2
+    cdef Py_ssize_t t, j, i, E = 2 * n + 1
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                out[t, 0, i + 1] = scores[t, 0, i + 1]
+                out[t, i + 1, E] = scores[t, i + 1, n + 1]
+                out[t, n + 1 + i, E] = scores[t, i + 1, n + 1] + scores[t, i + 1, n + 2]
+                if i + 1 < n:
+                    out[t, i + 1, i + 2] = scores[t, i + 1, i + 2]
+            for j in range(n):
+                for i in range(j + 1, n):
+                    if max_gap >= 0 and i - j - 1 > max_gap:
+                        break
+                    out[t, n + 1 + j, n + 1 + i] = scores[t, j + 1, i + 1]
+                    if i > j + 1:
+                        out[t, j + 1, n + 1 + i] = scores[t, j + 1, i + 1]

@@ -52,7 +52,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .arrays import ArrayOrBatch, as_batch, check_int, check_scores, pack, unbatch, where
-from ._segments import kbest_segments_batch, segment_marginals_batch
+from ._segments import kbest_segments_batch, segment_marginals_batch, two_phase_fill
 from .base import Structure
 
 __all__ = [
@@ -400,17 +400,7 @@ def two_phase_lattice(scores: np.ndarray, max_gap: Optional[int] = None, index: 
         raise ValueError(f"scores{where(index, False)} with a gapped end must have shape (T, n+2, n+3), got {S.shape}")
     n = N - 2
     A = np.full((T, 2 * n + 2, 2 * n + 2), -np.inf)
-    if n == 0:
-        return A
-    skips, onward = _two_phase_masks(n, check_gap(max_gap, False))
-    pairs = S[:, 1:n + 1, 1:n + 1]
-    nxt = np.arange(n - 1)
-    A[:, 0, 1:n + 1] = S[:, 0, 1:n + 1]
-    A[:, nxt + 1, nxt + 2] = S[:, nxt + 1, nxt + 2]
-    A[:, 1:n + 1, n + 1:2 * n + 1] = np.where(skips, pairs, -np.inf)
-    A[:, n + 1:2 * n + 1, n + 1:2 * n + 1] = np.where(onward, pairs, -np.inf)
-    A[:, 1:n + 1, 2 * n + 1] = S[:, 1:n + 1, n + 1]
-    A[:, n + 1:2 * n + 1, 2 * n + 1] = S[:, 1:n + 1, n + 1] + S[:, 1:n + 1, n + 2]
+    two_phase_fill(S, check_gap(max_gap, False), A)
     return A
 
 
