@@ -120,6 +120,9 @@ def build_segment_pair_scorer(
         terms in its hidden layer).
     gap_end: score the last word of a segment with a gap by a term of its
         own, e(i), in a last column of the output (see the module docstring).
+        Off by default: on GENIA dev it moved the discontinuous F1 by +0.2
+        and -6.0 on two seeds and decoded 8-11% slower
+        (docs/results/segments.md).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere;
