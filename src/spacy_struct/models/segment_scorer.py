@@ -121,7 +121,7 @@ def build_segment_pair_scorer(
     gap_end: score the last word of a segment with a gap by a term of its
         own, e(i), in a last column of the output (see the module docstring).
         Off by default: on GENIA dev it moved the discontinuous F1 by +0.2
-        and -6.0 on two seeds and decoded 8-11% slower
+        and -6.0 on two seeds and ran 7-11% slower end to end
         (docs/results/segments.md).
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
