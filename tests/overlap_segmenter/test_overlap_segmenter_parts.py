@@ -186,16 +186,63 @@ def test_a_gapped_end_decodes_and_normalizes_as_enumeration_scores_it(seed, max_
         assert uses[:, 1:n + 1, n + 2].sum() > 0
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+@pytest.mark.parametrize("max_gap", [None, 0, 1])
+def test_a_gapped_end_on_short_sentences_is_every_segment_once(n, max_gap):
+    """Every segment of the two-phase lattice, k-best with k far above their
+    number, is a legal segment with its enumerated score, and there are
+    exactly as many as enumeration finds."""
+    S = _gapped_end_scores(np.random.default_rng(n), n, 2)
+    best = GappedSegments(max_gap=max_gap, k=64).kbest([S])[0]
+    enumerated = {(t, w): sc for t, w, sc in all_segments(S, max_gap)}
+    assert len(best) == len(enumerated)
+    for t, words, sc in best.as_list():
+        assert sc == pytest.approx(enumerated[(t, words)], rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("max_gap", [None, 0, 1])
+def test_folding_is_the_adjoint_of_the_two_phase_lattice(n, max_gap):
+    """sum(D * lattice) over the lattice's cells equals sum(fold(D) * S) for
+    any D: the fold sends each cell's quantity to exactly the score cells
+    the lattice cell was built from, and nothing from the -inf cells."""
+    from spacy_struct.structs.segments import fold_two_phase, two_phase_lattice
+
+    rng = np.random.default_rng(n)
+    S = rng.normal(size=(2, n + 2, n + 3))
+    A = two_phase_lattice(S, max_gap)
+    D = rng.normal(size=A.shape)
+    live = np.isfinite(A)
+    assert float((D[live] * A[live]).sum()) == pytest.approx(float((fold_two_phase(D, n, max_gap) * S).sum()))
+    assert not fold_two_phase(np.where(live, 0.0, D), n, max_gap).any()
+
+
+def test_argmax_with_a_gapped_end_decodes_again_when_a_short_list_fills():
+    """argmax decodes with lists of 8 first; a sentence of 12 words whose
+    every segment passes the threshold fills them and is decoded again: the
+    result is still the thresholded k-best (k = n)."""
+    rng = np.random.default_rng(4)
+    n = 12
+    S = _gapped_end_scores(rng, n, 2) + 3.0
+    structure = GappedSegments(threshold=-100.0)
+    found = structure.argmax([S])[0]
+    assert len(found) == 2 * n
+    expected = structure.kbest([S])[0]
+    assert sorted(found.keys()) == sorted(expected.keys())
+    assert any(np.any(np.diff(w) > 1) for _, w in found.keys())
+
+
+@pytest.mark.parametrize("max_gap", [None, 1])
 @pytest.mark.parametrize("seed", range(3))
-def test_a_gapped_end_crf_loss_is_the_enumerated_negative_log_likelihood(seed):
+def test_a_gapped_end_crf_loss_is_the_enumerated_negative_log_likelihood(seed, max_gap):
     rng = np.random.default_rng(seed)
     n = 5
     S = _gapped_end_scores(rng, n, 3, scale=1.0)
-    gold_items = [(0, (0, 2)), (0, (1,)), (0, (3, 4)), (2, (1, 4))]
+    gold_items = [(0, (0, 2)), (0, (1,)), (0, (3, 4)), (2, (2, 4))]  # legal with max_gap 1
     gold = Segments.from_list(gold_items)
-    structure = GappedSegments()
+    structure = GappedSegments(max_gap=max_gap)
     loss, grads = losses.crf_loss(structure, [S], [gold])
-    assert loss == pytest.approx(_brute_nll(S, gold_items), rel=1e-9)
+    assert loss == pytest.approx(_brute_nll(S, gold_items, max_gap), rel=1e-9)
     direction = rng.normal(size=S.shape)
     eps = 1e-6
     up = losses.crf_loss(structure, [S + eps * direction], [gold])[0]
@@ -215,6 +262,11 @@ def test_a_gapped_end_refuses_a_batch_mixing_the_two_shapes():
         GappedSegments().argmax([np.zeros((1, 5, 6)), np.zeros((1, 5, 5))])
     with pytest.raises(ValueError, match="NaN"):
         GappedSegments().argmax([np.full((1, 5, 6), np.nan)])
+    with pytest.raises(ValueError, match="no segment types"):
+        GappedSegments().argmax([np.zeros((0, 5, 6))])
+    from spacy_struct.structs._segments import two_phase_fill
+    with pytest.raises(ValueError, match="out must be"):
+        two_phase_fill(np.zeros((1, 5, 6)), -1, np.zeros((1, 7, 7)))
 
 
 def test_multilabel_margin_loss_follows_its_definition():

@@ -42,7 +42,8 @@ each get their own view of a word (from the shared sentence encoder):
 
 One word of type t scores start + end, the common case (most mentions
 are one word); every extra word adds one transition. The scores come as one
-(T, n+2, n+2) array per sentence, the layout of `structs.segments`.
+(T, n+2, n+2) array per sentence, or (T, n+2, n+3) with `gap_end`, the
+layouts of `structs.segments`.
 """
 from __future__ import annotations
 

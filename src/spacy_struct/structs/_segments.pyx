@@ -331,6 +331,11 @@ def two_phase_fill(const double[:, :, ::1] scores, Py_ssize_t max_gap, double[:,
     gapped end column from phase two."""
     cdef Py_ssize_t T = scores.shape[0], n = scores.shape[1] - 2
     cdef Py_ssize_t t, j, i, E = 2 * n + 1
+    if n < 0 or scores.shape[2] != n + 3:
+        raise ValueError(f"two_phase_fill: scores must be (T, n+2, n+3), got {tuple(scores.shape)[:3]}")
+    if out.shape[0] != T or out.shape[1] != 2 * n + 2 or out.shape[2] != 2 * n + 2:
+        raise ValueError(f"two_phase_fill: out must be (T, 2n+2, 2n+2) = ({T}, {2 * n + 2}, {2 * n + 2}), "
+                         f"got {tuple(out.shape)[:3]}")
     with nogil:
         for t in range(T):
             for i in range(n):

@@ -398,6 +398,8 @@ def two_phase_lattice(scores: np.ndarray, max_gap: Optional[int] = None, index: 
     T, N, M = S.shape
     if M != N + 1 or N < 2:
         raise ValueError(f"scores{where(index, False)} with a gapped end must have shape (T, n+2, n+3), got {S.shape}")
+    if T == 0:
+        raise ValueError(f"scores{where(index, False)} has no segment types (T = 0)")
     n = N - 2
     A = np.full((T, 2 * n + 2, 2 * n + 2), -np.inf)
     two_phase_fill(S, check_gap(max_gap, False), A)
