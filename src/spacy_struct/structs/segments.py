@@ -436,7 +436,10 @@ def first_phase_words(seg: Segments, n: int) -> Segments:
 class GappedSegments(Structure):
     """Sets of typed gapped segments per sentence, as a structure object.
 
-    A structure `y` is a `Segments` (types and words; scores unused).
+    A structure `y` is a `Segments` (types and words; scores unused). The
+    scores of a sentence are (T, n+2, n+2), or (T, n+2, n+3) with a gapped
+    end (module docstring), which every method below reads through the
+    two-phase lattice; the arrays of one call are all of one kind.
     - `argmax`: the k best segments per type (k = `k`, or the sentence
       length when 0, the paper's choice) that score above `threshold`
       (segments with a gap: above `gapped_threshold`, when it is given),
