@@ -355,9 +355,10 @@ def transitions(n: int, words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
     return pos[:-1], pos[1:]
 
 
-def has_gapped_end(scores: np.ndarray) -> bool:
-    """Whether a score array carries the gapped-end column: (T, n+2, n+3)."""
-    return scores.ndim == 3 and scores.shape[2] == scores.shape[1] + 1
+def has_gapped_end(shape: Tuple[int, ...]) -> bool:
+    """Whether a score array of this shape carries the gapped-end column:
+    (T, n+2, n+3)."""
+    return len(shape) == 3 and shape[2] == shape[1] + 1
 
 
 def used_cells(shape: Tuple[int, ...], words: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
@@ -366,9 +367,14 @@ def used_cells(shape: Tuple[int, ...], words: Sequence[int]) -> Tuple[np.ndarray
     (`has_gapped_end`) the gapped end of its last word if it has a gap."""
     n = shape[1] - 2
     rows, cols = transitions(n, words)
-    if shape[2] == shape[1] + 1 and np.any(np.diff(np.asarray(words)) > 1):
+    if has_gapped_end(shape) and np.any(np.diff(np.asarray(words)) > 1):
         rows, cols = np.append(rows, words[-1] + 1), np.append(cols, n + 2)
     return rows, cols
+
+
+def _segment_score(scores: np.ndarray, t: int, words: Sequence[int]) -> float:
+    """The score of one segment of type t over `words`."""
+    return float(scores[t][used_cells(scores.shape, words)].sum())
 
 
 def _two_phase_masks(n: int, gap: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -544,7 +550,7 @@ class GappedSegments(Structure):
         they are two-phase lattices: the score arrays and `max_gap`, or, for
         arrays with a gapped end, their lattices (which apply `max_gap`
         themselves) and None."""
-        ends = [isinstance(S, np.ndarray) and has_gapped_end(S) for S in scores]
+        ends = [isinstance(S, np.ndarray) and has_gapped_end(S.shape) for S in scores]
         if not any(ends):
             return list(scores), self.max_gap, False
         if not all(ends):
@@ -606,7 +612,7 @@ class GappedSegments(Structure):
 
     def score(self, scores: np.ndarray, y: Segments) -> float:
         """Sum of the segments' scores."""
-        return sum(float(scores[t][used_cells(scores.shape, words)].sum()) for t, words in y.keys())
+        return sum(_segment_score(scores, t, words) for t, words in y.keys())
 
     def local_marginals(self, scores):
         raise ValueError(
@@ -628,8 +634,7 @@ class GappedSegments(Structure):
 
     def gold_candidates(self, scores: np.ndarray, gold: Segments) -> List[Tuple[Any, float]]:
         """The gold segments as (key, score)."""
-        return [((t, words), float(scores[t][used_cells(scores.shape, words)].sum()))
-                for t, words in gold.keys()]
+        return [((t, words), _segment_score(scores, t, words)) for t, words in gold.keys()]
 
     def candidate_indicator(self, shape: Tuple[int, ...], key: Any) -> np.ndarray:
         """The transitions of one candidate segment (type, words)."""
