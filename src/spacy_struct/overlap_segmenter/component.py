@@ -2,10 +2,10 @@
 cross and be discontinuous (McDonald, Crammer & Pereira 2005).
 
 predict: the segment pair scorer gives (T, n+2, n+2) transition scores per
-sentence, (T, n+2, n+3) with its gapped end (by default with its skip
-layer, which scores a skip by the words around and inside its gap
-together: without it the paper's transitions find no discontinuous
-mention on GENIA's coordinations), and the k-best
+sentence ((T, n+2, n+3) with its gapped end, off by default), by default
+with its skip layer, which scores a skip by the words around and inside
+its gap together (without it the paper's transitions find no
+discontinuous mention on GENIA's coordinations), and the k-best
 gapped-segment decoder (`structs.segments.GappedSegments`) returns, per type, the segments that
 score above the threshold, under the restrictions configured (no overlap,
 no embedding, contiguous only, a maximum gap). update: a CRF over segment
