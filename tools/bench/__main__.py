@@ -15,6 +15,7 @@ python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bi
 python -m tools.bench trees SPACY_FILE PTB_FILE   (the gold trees as PTB lines, for SuPar)
 python -m tools.bench assemble OUTPUT PIPELINE PIPELINE ...   (one pipeline of their components)
 python -m tools.bench split-docs IN.jsonl[.gz] REST.jsonl[.gz] HELD_OUT.jsonl[.gz] [--every 10]
+python -m tools.bench raw-text OUT.jsonl IN.jsonl[.gz] ...   (the records' text, for spacy pretrain)
 python -m tools.bench morph DATA_DIR --set sent-eng [--seeds 5] [--sweeps 50] [--semi]
     [--protocol inductive [--limit N] [--show WORD ...]]
     [--supervised LABEL=PIPELINE] [--output FILE [--section NAME]]
@@ -176,6 +177,9 @@ def main(argv=None) -> int:
     p.add_argument("rest", type=Path)
     p.add_argument("held_out", type=Path)
     p.add_argument("--every", type=int, default=10)
+    p = sub.add_parser("raw-text", help="the text of JSONL corpora as {\"text\"} lines, for spacy pretrain")
+    p.add_argument("output", type=Path)
+    p.add_argument("inputs", nargs="+", type=Path)
     p = sub.add_parser("trees", help="the gold trees of a .spacy file as PTB lines")
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
@@ -196,6 +200,14 @@ def main(argv=None) -> int:
 
         docs, held, kept = split_docs(args.input, args.rest, args.held_out, args.every)
         print(f"{docs} documents ({held} lines) -> {args.held_out}; {kept} lines -> {args.rest}")
+        return 0
+    if args.what == "raw-text":
+        from .raw_text import write_raw_text
+
+        written, skipped = write_raw_text(args.inputs, args.output)
+        print(f"{written:,} lines -> {args.output}")
+        for reason, n in skipped.items():
+            print(f"  skipped {n:,} records ({reason})")
         return 0
     if args.what == "trees":
         from .joint import write_trees
