@@ -14,7 +14,7 @@ from typing import Dict, Iterable, Tuple
 
 from spacy_struct.convert import open_text
 
-from .split import _open_for_writing
+from .split import open_for_writing
 
 
 def line_text(record: Dict) -> str:
@@ -37,7 +37,7 @@ def write_raw_text(sources: Iterable[Path], output: Path) -> Tuple[int, Dict[str
     only when it holds no text (no "text" and no list of "tokens", or an
     empty one), and counted so the caller can say so."""
     written, skipped = 0, {}
-    with _open_for_writing(output) as out:
+    with open_for_writing(output) as out:
         for source in sources:
             with open_text(source) as f:
                 for number, line in enumerate(f, 1):

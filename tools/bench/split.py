@@ -14,7 +14,7 @@ from typing import IO, Tuple
 from spacy_struct.convert import open_text
 
 
-def _open_for_writing(path: Path) -> IO[str]:
+def open_for_writing(path: Path) -> IO[str]:
     """UTF-8 text, gzipped when the name ends in .gz (as `open_text` reads it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return gzip.open(path, "wt", encoding="utf8") if path.suffix == ".gz" else open(path, "w", encoding="utf8")
@@ -32,7 +32,7 @@ def split_docs(source: Path, rest: Path, held_out: Path, every: int, key: str = 
         raise ValueError(f"--every must be at least 2, got {every}")
     order: dict = {}
     lines = [0, 0]  # kept, held out
-    with open_text(source) as f, _open_for_writing(rest) as out_rest, _open_for_writing(held_out) as out_held:
+    with open_text(source) as f, open_for_writing(rest) as out_rest, open_for_writing(held_out) as out_held:
         outputs = (out_rest, out_held)
         for number, line in enumerate(f, 1):
             if not line.strip():
