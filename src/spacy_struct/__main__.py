@@ -9,6 +9,7 @@ python -m spacy_struct convert sigmorphon INPUT OUTPUT [--level word|sentence]
 python -m spacy_struct convert ud-morphs INPUT OUTPUT
 python -m spacy_struct annotate PIPELINE INPUT OUTPUT [--engine local|ray] [--n-process 1] [--workers 2]
     [--batch-size 64] [--address ADDRESS] [--shard-size 1000] [--max-chars 100000] [--code FILE] [--no-progress]
+python -m spacy_struct teach OUTPUT CORPUS PIPELINE [PIPELINE ...] [--component NAME] [--batch-size 128]
 """
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ def main(argv=None) -> int:
     annotate.add_argument("--max-chars", type=int, default=100_000, help="longer texts go to the errors file")
     annotate.add_argument("--code", default=None, help="a Python file registering the pipeline's custom functions")
     annotate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    teach = sub.add_parser("teach", help="trained pipelines' averaged scores on a corpus, for training "
+                                         "another pipeline toward them (SentenceDocs.v1's teacher)")
+    teach.add_argument("output", type=Path, help=".npz file to write")
+    teach.add_argument("corpus", type=Path, help="the .spacy training corpus (gold tokens)")
+    teach.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines (e.g. seeds of one config)")
+    teach.add_argument("--component", default=None, help="the component to take scores from (default: the "
+                                                         "pipelines' only spacy_struct component that scores)")
+    teach.add_argument("--batch-size", type=int, default=128, help="docs per scoring batch")
     convert = sub.add_parser("convert", help="corpus files to .spacy")
     formats = convert.add_subparsers(dest="format", required=True)
     conllu = formats.add_parser("conllu", help="CoNLL-U (plain or .gz), gold tokenization")
@@ -109,6 +118,18 @@ def main(argv=None) -> int:
             return 1
         print(f"{args.input} -> {args.output}: {totals['records']:,} records, {totals['docs']:,} annotated, "
               f"{totals['errors']:,} in the errors files, {totals['shards']} shards")
+        return 0
+    if args.command == "teach":
+        from .pipeline.teacher import write_teacher_scores
+
+        try:
+            summary = write_teacher_scores(args.output, args.corpus, args.pipelines, component=args.component,
+                                           batch_size=args.batch_size)
+        except (ValueError, OSError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{args.corpus} -> {args.output}: {summary['sentences']:,} sentences of {summary['docs']:,} docs, "
+              f"{summary['component']}'s scores averaged over {summary['teachers']} pipelines")
         return 0
     if args.command == "convert" and args.format == "conllu":
         from .convert.conllu import CoNLLUError, convert_file

@@ -12,6 +12,11 @@ them, else the whole Doc as one sentence, so a component that cuts a Doc
 without boundaries by rule never cuts a gold sentence at an inner full stop.
 The reference keeps everything it holds, and a Doc with several sentences
 stays one example.
+
+With `teacher = PATH` (a file of `python -m spacy_struct teach`), each
+reference doc also gets the teacher scores of its sentences, which a
+component with a `teacher_weight` setting learns from
+(spacy_struct/pipeline/teacher.py).
 """
 from __future__ import annotations
 
@@ -22,22 +27,41 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Corpus, Example
 from spacy.util import registry
+from spacy.vocab import Vocab
+
+
+def gold_token_doc(reference: Doc, vocab: Vocab) -> Doc:
+    """The doc a component reads for `reference` with gold tokens: its
+    words and spaces, and its sentence starts (the whole doc as one
+    sentence when it has none)."""
+    words = [token.text for token in reference]
+    spaces = [bool(token.whitespace_) for token in reference]
+    if reference.has_annotation("SENT_START"):
+        starts = [bool(token.is_sent_start) for token in reference]
+    else:
+        starts = [True] + [False] * (len(reference) - 1)
+    return Doc(vocab, words=words, spaces=spaces, sent_starts=starts)
 
 
 class SentenceDocs(Corpus):
     """spaCy's `Corpus` whose gold-token mode never cuts a Doc."""
 
+    def __init__(self, *args, teacher=None, **kwargs) -> None:
+        """As spaCy's `Corpus`; `teacher`: a `TeacherScores` to attach."""
+        super().__init__(*args, **kwargs)
+        self.teacher = teacher
+
     def make_examples_gold_preproc(self, nlp: Language, reference_docs: Iterable[Doc]) -> Iterator[Example]:
         """One example per Doc, its predicted side made of the reference's tokens."""
+        total = 0
         for reference in reference_docs:
             if len(reference):
-                words = [token.text for token in reference]
-                spaces = [bool(token.whitespace_) for token in reference]
-                if reference.has_annotation("SENT_START"):
-                    starts = [bool(token.is_sent_start) for token in reference]
-                else:
-                    starts = [True] + [False] * (len(reference) - 1)
-                yield Example(Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=starts), reference)
+                total += 1
+                if self.teacher is not None:
+                    self.teacher.attach(reference)
+                yield Example(gold_token_doc(reference, nlp.vocab), reference)
+        if self.teacher is not None:
+            self.teacher.report_missing(total)
 
 
 @registry.readers("spacy_struct.SentenceDocs.v1")
@@ -47,15 +71,27 @@ def create_sentence_docs_reader(
     max_length: int = 0,
     limit: int = 0,
     augmenter: Optional[Callable] = None,
+    teacher: Optional[Union[str, Path]] = None,
 ) -> Callable[[Language], Iterable[Example]]:
     """Examples from a .spacy file, one per Doc (see the module docstring).
 
     path: the .spacy file or a directory of them.
     gold_preproc: the corpus's tokens (True) or the pipeline's tokenizer.
     max_length, limit, augmenter: as in spaCy's `spacy.Corpus.v1`.
+    teacher: a file of teacher scores for these docs (`python -m
+        spacy_struct teach`), or None. Needs gold_preproc = true: the
+        scores are of the corpus's tokens.
     """
     if path is None:
         raise ValueError("spacy_struct.SentenceDocs.v1: no path given (set paths.train / paths.dev)")
+    scores = None
+    if teacher is not None:
+        if not gold_preproc:
+            raise ValueError("spacy_struct.SentenceDocs.v1: teacher scores are of the corpus's tokens; "
+                             "set gold_preproc = true to train on them")
+        from .pipeline.teacher import TeacherScores
+
+        scores = TeacherScores(teacher)
     return SentenceDocs(
-        path, gold_preproc=gold_preproc, max_length=max_length, limit=limit, augmenter=augmenter
+        path, gold_preproc=gold_preproc, max_length=max_length, limit=limit, augmenter=augmenter, teacher=scores
     )

@@ -20,6 +20,14 @@ summed loss and one gradient array per sentence (same shape as the scores):
   wrong one among the k best at most -cost (threshold form of their
   constraints); hinge per candidate. Needs the structure's `candidates`,
   `gold_candidates` and `candidate_indicator`.
+  A gold annotation may come as a `TeacherTarget` (distillation): the gold
+  term is then mixed with the expected uses of every part under a
+  teacher's scores (trained models, an ensemble: `pipeline/teacher.py`).
+  With teacher weight w the target is (1 - w) gold indicator + w teacher
+  uses, and the gradient marginals minus that target: for w = 1 the loss
+  is, up to a constant, the KL divergence from the teacher's distribution
+  to the model's, so the model learns the teacher's probabilities of every
+  structure, not only which one is gold.
 - "local": the CRF loss of the factorized relaxation (each word's head,
   each span's label, decided on its own; `local_marginals`). It ignores
   the structural constraints in training; the decoder restores them.
@@ -36,6 +44,7 @@ component's `loss` setting names it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, List, Sequence, Tuple
 
 import catalogue
@@ -48,13 +57,31 @@ LossFunction = Callable[..., LossResult]
 
 losses_registry = catalogue.create("spacy_struct", "losses", entry_points=True)
 
+#: the losses that read a `TeacherTarget` (a likelihood has a target
+#: distribution to move toward; a margin has none)
+TEACHABLE_LOSSES = ("crf", "local")
+
+
+@dataclass
+class TeacherTarget:
+    """A sentence's gold together with a teacher's scores for it.
+
+    gold: the gold annotation, as the structure takes it.
+    scores: the teacher's scores of the sentence, the shape of the model's.
+    weight: the teacher's share of the target, in [0, 1].
+    """
+
+    gold: Any
+    scores: np.ndarray
+    weight: float
+
 
 @losses_registry.register("crf")
 def crf_loss(
     structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
 ) -> LossResult:
     """log Z - gold score per sentence, summed (`cost` is unused)."""
-    return _likelihood_loss(structure.marginals(scores), structure, scores, golds)
+    return _likelihood_loss(structure.marginals, structure, scores, golds)
 
 
 @losses_registry.register("local")
@@ -62,16 +89,40 @@ def local_loss(
     structure: Structure, scores: Sequence[np.ndarray], golds: Sequence[Any], cost: float = 1.0
 ) -> LossResult:
     """The CRF loss of the factorized relaxation (`cost` is unused)."""
-    return _likelihood_loss(structure.local_marginals(scores), structure, scores, golds)
+    return _likelihood_loss(structure.local_marginals, structure, scores, golds)
 
 
-def _likelihood_loss(results, structure: Structure, scores, golds) -> LossResult:
+Marginals = Callable[[Sequence[np.ndarray]], List[Tuple[float, np.ndarray]]]
+
+
+def _likelihood_loss(marginals_of: Marginals, structure: Structure, scores, golds) -> LossResult:
+    """log Z - gold term per sentence, with `marginals_of` the model's
+    distribution (the structure's, or its factorized relaxation's)."""
     loss, grads = 0.0, []
-    for S, gold, (log_z, marginals) in zip(scores, golds, results):
-        gold_value, gold_grad = structure.gold_score(S, gold)
+    for S, gold, (log_z, marginals) in zip(scores, golds, marginals_of(scores)):
+        gold_value, gold_grad = _target_score(structure, marginals_of, S, gold)
         loss += log_z - gold_value
         grads.append(marginals - gold_grad)
     return loss, grads
+
+
+def _target_score(structure: Structure, marginals_of: Marginals, S: np.ndarray,
+                  gold: Any) -> Tuple[float, np.ndarray]:
+    """The gold term of a likelihood loss and its gradient; for a
+    `TeacherTarget`, mixed with the teacher's expected uses of the parts
+    under the same distribution as the model's (a constant target: the
+    teacher is not trained)."""
+    if not isinstance(gold, TeacherTarget):
+        return structure.gold_score(S, gold)
+    if gold.scores.shape != S.shape:
+        raise ValueError(f"the teacher's scores have shape {gold.scores.shape}, the model's {S.shape}: "
+                         f"the teacher was made by another model shape or for other sentences")
+    value, grad = structure.gold_score(S, gold.gold) if gold.weight < 1 else (0.0, np.zeros_like(S))
+    _, uses = marginals_of([np.asarray(gold.scores, dtype=np.float64)])[0]
+    used = uses > 0  # a part the teacher never uses adds nothing, also where S is a -inf mask
+    taught = float(np.sum(uses[used] * S[used]))
+    w = gold.weight
+    return (1.0 - w) * value + w * taught, (1.0 - w) * grad + w * uses
 
 
 @losses_registry.register("margin")

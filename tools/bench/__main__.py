@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
+python -m tools.bench segments-ensemble DEV PIPELINE PIPELINE... [--output FILE --section NAME]
 python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--ray-runs 3] [--output FILE [--section NAME]]
 python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
 python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
@@ -107,6 +108,11 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
+    p = measurement("segments-ensemble", help="overlap_segmenter pipelines alone and as the average of their scores")
+    p.add_argument("dev", type=Path, help=".spacy file with the gold segments (doc._.segments)")
+    p.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines of one config (two or more)")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="")
     p = sub.add_parser("segment-probe", help="why a trained overlap_segmenter does or does not output gapped segments")
     p.add_argument("pipeline", type=Path)
     p.add_argument("corpus", type=Path, help=".spacy file with the gold segments (doc._.segments)")
@@ -201,6 +207,12 @@ def main(argv=None) -> int:
         docs, held, kept = split_docs(args.input, args.rest, args.held_out, args.every)
         print(f"{docs} documents ({held} lines) -> {args.held_out}; {kept} lines -> {args.rest}")
         return 0
+    if args.what == "segments-ensemble":
+        from .ensemble import evaluate as evaluate_ensemble, format_table as ensemble_table
+
+        rows = evaluate_ensemble(args.dev, args.pipelines)
+        return emit(ensemble_table(rows) + f"\n\nData: {args.dev}; gold tokenization and sentences; each "
+                    f"pipeline's own settings, the ensemble decoded with the first's. {machine_line()}\n", args)
     if args.what == "raw-text":
         from .raw_text import write_raw_text
 

@@ -34,7 +34,8 @@ from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
 from ..pipeline import (
-    StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, prf_weights,
+    StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, non_negative_number,
+    prf_weights,
 )
 from ..structs.segments import GappedSegments, Segments
 from ..annotations.segments import get_segments, has_segments, set_segments
@@ -62,6 +63,7 @@ SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "allow_overlap": True,
     "allow_embedding": True,
     "gapped_weight": 1.0,
+    "teacher_weight": 0.5,
 }
 
 #: the losses defined for sets of segments, and the score at which each
@@ -85,7 +87,7 @@ def make_overlap_segmenter(
     nlp: Language, name: str, model: Model,
     spans_key: str, threshold: Optional[float], gapped_threshold: Optional[float], k: int,
     max_gap: Optional[int], contiguous: bool,
-    allow_overlap: bool, allow_embedding: bool, gapped_weight: float,
+    allow_overlap: bool, allow_embedding: bool, gapped_weight: float, teacher_weight: float,
     loss: str, margin_cost: float, max_unsegmented_length: int, max_sentence_length: int,  # SHARED_DEFAULTS
     scorer: Optional[Callable],
 ) -> "OverlapSegmenter":
@@ -114,6 +116,12 @@ def make_overlap_segmenter(
     gapped_weight: how many times a gold segment with a gap counts in the
         "crf" loss (1: once, as every segment); above 1 the model learns a
         higher rate for gapped segments, which are rare.
+    teacher_weight: where the training corpus gives teacher scores
+        (`spacy_struct.SentenceDocs.v1` with `teacher`, written by `python
+        -m spacy_struct teach` from trained pipelines), the teacher's share
+        of the loss's target, in [0, 1]: the model learns (1 - w) the gold
+        and w the teacher's probability of every segment. Without teacher
+        scores it does nothing.
     loss: "crf" (each segment present independently with rate exp(score),
         normalized exactly by forward-backward over the segment lattice; see
         structs.segments.GappedSegments) or "multilabel_margin" (the paper's:
@@ -152,6 +160,11 @@ class OverlapSegmenter(WritesSpans, StructuredComponent):
             self._structure(settings)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{name}: {err}") from None
+        teacher = non_negative_number(name, "teacher_weight", settings["teacher_weight"])
+        if teacher > 1:
+            raise ValueError(f"{name}: teacher_weight is the teacher's share of the target, in [0, 1]; "
+                             f"got {teacher!r}")
+        settings["teacher_weight"] = teacher
         weight = settings["gapped_weight"]
         if weight != 1 and (settings["loss"] != "crf" or settings["contiguous"] or settings["max_gap"] == 0):
             raise ValueError(

@@ -46,6 +46,7 @@ from .gold import GoldErrors, MisalignedGold
 from .labels import LabelSet
 from .sentences import Range, check_sentence_limits
 from .settings import SHARED_DEFAULTS, non_negative_number
+from .teacher import teacher_targets
 
 #: Version of the saved model layout. A pipeline saved with another one was
 #: built from another layer tree and cannot be loaded into this one.
@@ -376,10 +377,15 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         )
 
     def collect_gold(self, examples: Sequence[Example]):
-        """The docs with gold, their ranges, and the gold per range in order."""
+        """The docs with gold, their ranges, and the gold per range in order;
+        with a `teacher_weight` setting, a sentence the corpus gave teacher
+        scores has them with its gold (`pipeline/teacher.py`)."""
         docs, ranges, golds = [], [], []
+        weight = self.cfg.get("teacher_weight", 0.0)
         for index, eg in enumerate(examples):
             kept, gold = self.gold(eg, index)
+            if kept and weight:
+                gold = teacher_targets(self.name, self.labels, weight, eg.reference, kept, gold, self.cfg["loss"])
             if kept:
                 self.prepare_training_doc(eg)
                 docs.append(eg.predicted)

@@ -1,0 +1,153 @@
+"""Teacher scores (distillation): `python -m spacy_struct teach` averages
+trained pipelines' scores per sentence, `SentenceDocs.v1` attaches them,
+and a student trained toward them learns the teacher's output, not only
+the gold."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+from spacy.util import registry
+from thinc.api import Adam, fix_random_seed
+
+from spacy_struct.__main__ import main
+from spacy_struct.corpus import gold_token_doc
+from spacy_struct.pipeline.teacher import TEACHER_KEY, TeacherScores, write_teacher_scores
+
+SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
+
+SENTENCES = [
+    ("BMP2 and BMP4 genes are expressed", [
+        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
+    ("the limb bud grows", [("SO", [(1, 3)]), ("PR", [(1, 2)])]),
+    ("Shh and Fgf8 genes act", [
+        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
+    ("mice lack the limb", [("PR", [(0, 1)]), ("SO", [(3, 4)])]),
+]
+SWAPPED = {"PR": "SO", "SO": "PR"}
+
+
+def _references(vocab, swap=False):
+    docs = []
+    for text, segments in SENTENCES:
+        doc = Doc(vocab, words=text.split())
+        doc._.segments = [(SWAPPED[label] if swap else label, frags) for label, frags in segments]
+        docs.append(doc)
+    return docs
+
+
+def _train(examples_of, updates=150, seed=0, **settings):
+    fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL, **settings})
+    nlp.initialize(lambda: examples_of(nlp))
+    optimizer = Adam(0.03)
+    for _ in range(updates):
+        nlp.update(examples_of(nlp), sgd=optimizer)
+    return nlp
+
+
+def _plain_examples(swap):
+    return lambda nlp: [Example(gold_token_doc(ref, nlp.vocab), ref) for ref in _references(nlp.vocab, swap)]
+
+
+def _found(nlp):
+    return {(seg.label_, seg.offsets) for text, _ in SENTENCES for seg in nlp(text)._.segments}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A corpus of the true gold, and teachers trained on the gold with
+    the two labels swapped (so what a student learns from them shows)."""
+    root = tmp_path_factory.mktemp("teacher")
+    corpus = root / "train.spacy"
+    DocBin(docs=_references(spacy.blank("en").vocab), store_user_data=True).to_disk(corpus)
+    teachers = []
+    for seed in (0, 1):
+        nlp = _train(_plain_examples(swap=True), seed=seed)
+        nlp.to_disk(root / f"teacher{seed}")
+        teachers.append(root / f"teacher{seed}")
+    scores = root / "teacher.npz"
+    write_teacher_scores(scores, corpus, teachers, progress=None)
+    return corpus, teachers, scores
+
+
+def test_the_file_holds_the_average_of_the_teachers_scores(files):
+    corpus, teachers, path = files
+    scores = TeacherScores(path)
+    assert len(scores) == len(SENTENCES) and scores.component == "overlap_segmenter"
+    expected = []
+    for teacher in teachers:
+        nlp = spacy.load(teacher)
+        docs = [gold_token_doc(ref, nlp.vocab) for ref in _references(nlp.vocab)]
+        docs = list(nlp.get_pipe("tok2vec").pipe(docs)) if "tok2vec" in nlp.pipe_names else docs
+        _, _, each = nlp.get_pipe("overlap_segmenter").score_docs(docs)
+        assert list(nlp.get_pipe("overlap_segmenter").labels) == list(scores.labels)
+        expected.append(each)
+    for i, ref in enumerate(_references(spacy.blank("en").vocab)):
+        assert scores.attach(ref)
+        labels, by_range = ref.user_data[TEACHER_KEY]["overlap_segmenter"]
+        assert list(by_range) == [(0, len(ref))]
+        mean = (expected[0][i] + expected[1][i]) / 2
+        np.testing.assert_allclose(by_range[(0, len(ref))], mean, rtol=1e-5, atol=1e-5)
+
+
+def test_a_student_learns_what_the_teacher_outputs(files):
+    """Weight 1: the student reproduces the teachers' (swapped) segments
+    from the true-gold corpus; weight 0: the gold's."""
+    corpus, teachers, path = files
+    reader = registry.readers.get("spacy_struct.SentenceDocs.v1")(corpus, teacher=str(path))
+    teacher_out = _found(spacy.load(teachers[0]))
+    gold = {(label, tuple(frags)) for _, segs in SENTENCES for label, frags in segs}
+    assert teacher_out != gold
+    taught = _train(lambda nlp: list(reader(nlp)), teacher_weight=1.0)
+    assert _found(taught) == teacher_out
+    plain = _train(lambda nlp: list(reader(nlp)), teacher_weight=0.0)
+    assert _found(plain) == gold
+
+
+def test_docs_the_file_lacks_are_counted_and_train_on_gold(files, tmp_path):
+    _, _, path = files
+    other = tmp_path / "other.spacy"
+    vocab = spacy.blank("en").vocab
+    docs = _references(vocab) + [Doc(vocab, words=["an", "unseen", "sentence"])]
+    docs[-1]._.segments = []
+    DocBin(docs=docs, store_user_data=True).to_disk(other)
+    reader = registry.readers.get("spacy_struct.SentenceDocs.v1")(other, teacher=str(path))
+    with pytest.warns(UserWarning, match="1 of 5 docs have none"):
+        examples = list(reader(spacy.blank("en")))
+    assert TEACHER_KEY not in examples[-1].reference.user_data
+    assert all(TEACHER_KEY in eg.reference.user_data for eg in examples[:-1])
+
+
+def test_bad_teacher_use_gets_clear_errors(files, tmp_path):
+    corpus, teachers, path = files
+    make_reader = registry.readers.get("spacy_struct.SentenceDocs.v1")
+    with pytest.raises(ValueError, match="gold_preproc"):
+        make_reader(corpus, gold_preproc=False, teacher=str(path))
+    not_a_file = tmp_path / "x.npz"
+    not_a_file.write_bytes(b"nothing")
+    with pytest.raises(ValueError, match="teach"):
+        make_reader(corpus, teacher=str(not_a_file))
+    reader = make_reader(corpus, teacher=str(path))
+    with pytest.raises(ValueError, match="multilabel_margin"):
+        _train(lambda nlp: list(reader(nlp)), updates=1, loss="multilabel_margin")
+
+    def other_labels(nlp):
+        examples = list(reader(nlp))
+        examples[0].reference._.segments = [("XX", [(0, 1)])]
+        return examples
+
+    with pytest.raises(ValueError, match="labels"):
+        _train(other_labels, updates=1)
+    with pytest.raises(ValueError, match="teacher_weight"):
+        _train(lambda nlp: list(reader(nlp)), updates=1, teacher_weight=1.5)
+
+
+def test_the_teach_command(files, tmp_path, capsys):
+    corpus, teachers, _ = files
+    out = tmp_path / "scores.npz"
+    assert main(["teach", str(out), str(corpus), str(teachers[0])]) == 0
+    assert len(TeacherScores(out)) == len(SENTENCES)
+    assert main(["teach", str(out), str(corpus), str(teachers[0]), "--component", "nope"]) == 1
+    assert "no component 'nope'" in capsys.readouterr().err
