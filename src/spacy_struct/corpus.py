@@ -79,8 +79,8 @@ def create_sentence_docs_reader(
     gold_preproc: the corpus's tokens (True) or the pipeline's tokenizer.
     max_length, limit, augmenter: as in spaCy's `spacy.Corpus.v1`.
     teacher: a file of teacher scores for these docs (`python -m
-        spacy_struct teach`), or None. Needs gold_preproc = true: the
-        scores are of the corpus's tokens.
+        spacy_struct teach`), a folder of such files, or None. Needs
+        gold_preproc = true: the scores are of the corpus's tokens.
     """
     if path is None:
         raise ValueError("spacy_struct.SentenceDocs.v1: no path given (set paths.train / paths.dev)")

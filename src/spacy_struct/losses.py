@@ -66,7 +66,9 @@ TEACHABLE_LOSSES = ("crf", "local")
 class TeacherTarget:
     """A sentence's gold together with a teacher's scores for it.
 
-    gold: the gold annotation, as the structure takes it.
+    gold: the gold annotation, as the structure takes it; None for a
+        sentence without one (unlabelled text), which learns from the
+        teacher alone (weight 1).
     scores: the teacher's scores of the sentence, the shape of the model's.
     weight: the teacher's share of the target, in [0, 1].
     """
@@ -117,11 +119,11 @@ def _target_score(structure: Structure, marginals_of: Marginals, S: np.ndarray,
     if gold.scores.shape != S.shape:
         raise ValueError(f"the teacher's scores have shape {gold.scores.shape}, the model's {S.shape}: "
                          f"the teacher was made by another model shape or for other sentences")
-    value, grad = structure.gold_score(S, gold.gold) if gold.weight < 1 else (0.0, np.zeros_like(S))
+    w = 1.0 if gold.gold is None else gold.weight  # unlabelled text: the teacher alone
+    value, grad = structure.gold_score(S, gold.gold) if w < 1 else (0.0, np.zeros_like(S))
     _, uses = marginals_of([np.asarray(gold.scores, dtype=np.float64)])[0]
     used = uses > 0  # a part the teacher never uses adds nothing, also where S is a -inf mask
     taught = float(np.sum(uses[used] * S[used]))
-    w = gold.weight
     return (1.0 - w) * value + w * taught, (1.0 - w) * grad + w * uses
 
 

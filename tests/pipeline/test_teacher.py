@@ -36,7 +36,7 @@ def _references(vocab, swap=False):
     return docs
 
 
-def _train(examples_of, updates=150, seed=0, **settings):
+def _train(examples_of, updates=100, seed=0, **settings):
     fix_random_seed(seed)
     nlp = spacy.blank("en")
     nlp.add_pipe("overlap_segmenter", config={"model": SMALL_MODEL, **settings})
@@ -151,3 +151,47 @@ def test_the_teach_command(files, tmp_path, capsys):
     assert len(TeacherScores(out)) == len(SENTENCES)
     assert main(["teach", str(out), str(corpus), str(teachers[0]), "--component", "nope"]) == 1
     assert "no component 'nope'" in capsys.readouterr().err
+
+
+def test_unlabelled_docs_learn_from_the_teacher_alone(files, tmp_path):
+    """Docs with teacher scores and no segments (unlabelled text) train on
+    the teacher's scores alone; without a teacher_weight they are refused."""
+    corpus, teachers, _ = files
+    vocab = spacy.blank("en").vocab
+    unlabelled = tmp_path / "unlabelled.spacy"
+    DocBin(docs=[Doc(vocab, words=text.split()) for text, _ in SENTENCES], store_user_data=True).to_disk(unlabelled)
+    scores = tmp_path / "unlabelled.npz"
+    write_teacher_scores(scores, unlabelled, teachers, progress=None)
+    reader = registry.readers.get("spacy_struct.SentenceDocs.v1")(unlabelled, teacher=str(scores))
+    labelled = _plain_examples(swap=False)
+
+    def mixed(nlp):  # the labels come from one labelled doc; the rest is unlabelled
+        return labelled(nlp)[:1] + list(reader(nlp))[1:]
+
+    taught = _train(mixed, teacher_weight=0.5)
+    teacher = spacy.load(teachers[0])
+
+    def segments(nlp, texts):
+        return {(text, s.label_, s.offsets) for text in texts for s in nlp(text)._.segments}
+
+    texts = [text for text, _ in SENTENCES[1:]]
+    assert segments(teacher, texts)  # the teachers output segments there (labels swapped)
+    assert segments(taught, texts) == segments(teacher, texts)
+    with pytest.raises(ValueError, match="teacher scores"):
+        _train(mixed, updates=1, teacher_weight=0.0)
+
+
+def test_a_folder_of_teacher_files_is_read_as_one(files, tmp_path):
+    corpus, teachers, path = files
+    folder = tmp_path / "teachers"
+    folder.mkdir()
+    write_teacher_scores(folder / "a.npz", corpus, teachers[:1], progress=None)
+    vocab = spacy.blank("en").vocab
+    other = tmp_path / "other.spacy"
+    DocBin(docs=[Doc(vocab, words=["a", "new", "one"])], store_user_data=True).to_disk(other)
+    write_teacher_scores(folder / "b.npz", other, teachers[:1], progress=None)
+    scores = TeacherScores(folder)
+    assert len(scores) == len(SENTENCES) + 1
+    assert all(scores.attach(doc) for doc in _references(vocab) + [Doc(vocab, words=["a", "new", "one"])])
+    with pytest.raises(ValueError, match="without .npz"):
+        TeacherScores(tmp_path / "empty" if (tmp_path / "empty").mkdir() is None else None)

@@ -35,3 +35,23 @@ def test_a_line_that_is_not_json_names_its_file_and_line(tmp_path):
     bad.write_text('{"text": "fine"}\n{not json\n')
     with pytest.raises(ValueError, match="bad.jsonl, line 2: not JSON"):
         write_raw_text([bad], tmp_path / "raw.jsonl")
+
+
+def test_unlabelled_docs_keep_words_and_spaces_and_nothing_else(tmp_path):
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    from spacy_struct.annotations import register_extensions
+    from tools.bench.raw_text import write_unlabelled_docs
+
+    register_extensions()
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["human", "and", "mouse", "genes", "."], spaces=[True, True, True, False, False])
+    doc._.segments = [("DNA", [(0, 1), (3, 4)])]
+    doc.spans["sc"] = [doc[2:4]]
+    source = tmp_path / "in.spacy"
+    DocBin(docs=[doc, Doc(vocab, words=[])], store_user_data=True).to_disk(source)
+    assert write_unlabelled_docs([source], tmp_path / "out.spacy") == 1
+    (out,) = DocBin().from_disk(tmp_path / "out.spacy").get_docs(vocab)
+    assert out.text == doc.text and [t.text for t in out] == [t.text for t in doc]
+    assert not out.user_data and not out.spans

@@ -8,6 +8,7 @@ python -m tools.bench spans DEV LABEL=PIPELINE ... [--spans-key sc] [--output FI
 python -m tools.bench segments DEV LABEL=PIPELINE[,coordination_rule][,COMPONENT.SETTING=VALUE] ...
     [--output FILE [--section NAME]]
 python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
+python -m tools.bench unlabelled-docs OUT.spacy IN.spacy...
 python -m tools.bench segments-ensemble DEV PIPELINE PIPELINE... [--output FILE --section NAME]
 python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--ray-runs 3] [--output FILE [--section NAME]]
 python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
@@ -183,6 +184,9 @@ def main(argv=None) -> int:
     p.add_argument("rest", type=Path)
     p.add_argument("held_out", type=Path)
     p.add_argument("--every", type=int, default=10)
+    p = sub.add_parser("unlabelled-docs", help="the docs of .spacy corpora with their words alone (no annotation)")
+    p.add_argument("output", type=Path, help=".spacy file to write")
+    p.add_argument("inputs", nargs="+", type=Path)
     p = sub.add_parser("raw-text", help="the text of JSONL corpora as {\"text\"} lines, for spacy pretrain")
     p.add_argument("output", type=Path)
     p.add_argument("inputs", nargs="+", type=Path)
@@ -213,6 +217,11 @@ def main(argv=None) -> int:
         rows = evaluate_ensemble(args.dev, args.pipelines)
         return emit(ensemble_table(rows) + f"\n\nData: {args.dev}; gold tokenization and sentences; each "
                     f"pipeline's own settings, the ensemble decoded with the first's. {machine_line()}\n", args)
+    if args.what == "unlabelled-docs":
+        from .raw_text import write_unlabelled_docs
+
+        print(f"{write_unlabelled_docs(args.inputs, args.output):,} docs -> {args.output}")
+        return 0
     if args.what == "raw-text":
         from .raw_text import write_raw_text
 

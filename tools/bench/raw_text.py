@@ -5,7 +5,11 @@ and cuts them with the pipeline's own tokenizer. The corpora hold sentences
 as token lists (GENIA, CRAFT), so a line's text is its tokens joined by
 spaces: the tokenizer, which cuts biomedical text as GENIA does, then gives
 back nearly the same tokens. Only train files should be given: pretraining
-on dev text would let dev's words shape the weights the dev score judges."""
+on dev text would let dev's words shape the weights the dev score judges.
+
+`write_unlabelled_docs` gives the same kind of text as docs of the
+corpus's own tokens with no annotation, for teacher scores
+(`python -m spacy_struct teach`) that a student learns from alone there."""
 from __future__ import annotations
 
 import json
@@ -55,3 +59,23 @@ def write_raw_text(sources: Iterable[Path], output: Path) -> Tuple[int, Dict[str
                     out.write(json.dumps({"text": text}, ensure_ascii=False) + "\n")
                     written += 1
     return written, skipped
+
+
+def write_unlabelled_docs(sources: Iterable[Path], output: Path) -> int:
+    """The docs of the .spacy `sources` with their words and spaces alone
+    (no spans, segments or other annotation) to `output`: unlabelled text
+    in the corpus's own tokens, for teacher scores
+    (`python -m spacy_struct teach`) and a student that learns from them.
+    RETURNS: docs written (empty docs are left out)."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("xx").vocab
+    out = DocBin()
+    for source in sources:
+        for doc in DocBin().from_disk(source).get_docs(vocab):
+            if len(doc):
+                out.add(Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    out.to_disk(output)
+    return len(out)

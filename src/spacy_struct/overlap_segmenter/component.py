@@ -33,6 +33,7 @@ from thinc.api import Model
 from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
+from ..pipeline.teacher import has_teacher_scores
 from ..pipeline import (
     StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, non_negative_number,
     prf_weights,
@@ -233,8 +234,12 @@ class OverlapSegmenter(WritesSpans, StructuredComponent):
     # ---------------------------------------------------------------- training
     def gold(self, eg: Example, index: int):
         """Sentence ranges of the predicted doc and the gold `Segments` of
-        each, in sentence word indices."""
+        each, in sentence word indices (None for each sentence of a doc
+        without segments that has teacher scores: unlabelled text)."""
         ref = eg.reference
+        if not has_segments(ref) and self.cfg["teacher_weight"] and has_teacher_scores(self.name, ref):
+            ranges = self.training_ranges(eg)  # unlabelled text: the teacher's scores alone
+            return ranges, [None] * len(ranges)
         if not has_segments(ref):
             raise self.gold_error(index, eg, (
                 "the reference doc has no doc._.segments. Convert the corpus with "
@@ -242,7 +247,9 @@ class OverlapSegmenter(WritesSpans, StructuredComponent):
                 "[(label, [(start, end), ...]), ...]; an empty list for a doc without "
                 "segments). If the corpus has them, spaCy's reader dropped them: with "
                 "gold_preproc = true (on docs with sentence boundaries) or "
-                "max_length > 0 it cuts docs with Span.as_doc, which keeps no user_data"
+                "max_length > 0 it cuts docs with Span.as_doc, which keeps no user_data. "
+                "A doc without annotation trains only where the corpus gives it teacher "
+                "scores (SentenceDocs.v1's teacher)"
             ))
         ranges = self.training_ranges(eg)
         per_sent: List[List[Tuple[int, Tuple[int, ...]]]] = [[] for _ in ranges]

@@ -385,7 +385,8 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         for index, eg in enumerate(examples):
             kept, gold = self.gold(eg, index)
             if kept and weight:
-                gold = teacher_targets(self.name, self.labels, weight, eg.reference, kept, gold, self.cfg["loss"])
+                kept, gold = teacher_targets(self.name, self.labels, weight, eg.reference, kept, gold,
+                                             self.cfg["loss"])
             if kept:
                 self.prepare_training_doc(eg)
                 docs.append(eg.predicted)

@@ -131,31 +131,45 @@ def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pip
 
 
 class TeacherScores:
-    """A teacher file (`write_teacher_scores`), to attach to reference docs."""
+    """Teacher files (`write_teacher_scores`), to attach to reference docs:
+    one file, or a folder of them (say, one per corpus of a training
+    folder), for one component and label set."""
 
     def __init__(self, path: Union[str, Path]) -> None:
-        try:
-            data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise ValueError(f"teacher scores {path}: not a file `python -m spacy_struct teach` wrote ({err})") \
-                from None
-        if "format" not in data or int(data["format"][0]) != TEACHER_FORMAT:
-            raise ValueError(f"teacher scores {path}: not a file of format {TEACHER_FORMAT}; write it again "
-                             f"with `python -m spacy_struct teach`")
         self.path = str(path)
-        self.component = str(data["component"][0])
-        self.labels = tuple(str(label) for label in data["labels"])
-        self._values = data["values"]
-        self._shapes = data["shapes"]
-        self._offsets = data["offsets"]
-        self._by_doc: Dict[str, List[Tuple[int, int, int]]] = {}
-        for row, (key, start, end) in enumerate(zip(data["doc_keys"], data["starts"], data["ends"])):
-            self._by_doc.setdefault(str(key), []).append((int(start), int(end), row))
+        files = sorted(Path(path).glob("*.npz")) if Path(path).is_dir() else [Path(path)]
+        if not files:
+            raise ValueError(f"teacher scores {path}: a folder without .npz files")
+        self.component: Optional[str] = None
+        self.labels: Tuple[str, ...] = ()
+        self._arrays: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._by_doc: Dict[str, List[Tuple[int, int, int, int]]] = {}
+        for file in files:
+            self._read(file)
         self.missing = 0
         self.first_missing: Optional[str] = None
 
+    def _read(self, file: Path) -> None:
+        try:
+            data = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"teacher scores {file}: not a file `python -m spacy_struct teach` wrote ({err})") \
+                from None
+        if "format" not in data or int(data["format"][0]) != TEACHER_FORMAT:
+            raise ValueError(f"teacher scores {file}: not a file of format {TEACHER_FORMAT}; write it again "
+                             f"with `python -m spacy_struct teach`")
+        component, labels = str(data["component"][0]), tuple(str(label) for label in data["labels"])
+        if self.component is not None and (component, labels) != (self.component, self.labels):
+            raise ValueError(f"teacher scores {file}: for {component} with the labels {list(labels)}, but "
+                             f"the other files of {self.path} for {self.component} with {list(self.labels)}")
+        self.component, self.labels = component, labels
+        number = len(self._arrays)
+        self._arrays.append((data["values"], data["shapes"], data["offsets"]))
+        for row, (key, start, end) in enumerate(zip(data["doc_keys"], data["starts"], data["ends"])):
+            self._by_doc.setdefault(str(key), []).append((int(start), int(end), number, row))
+
     def __len__(self) -> int:
-        return len(self._shapes)
+        return sum(len(shapes) for _, shapes, _ in self._arrays)
 
     def attach(self, reference: Doc) -> bool:
         """Give `reference` its teacher scores (user_data[TEACHER_KEY]);
@@ -166,13 +180,13 @@ class TeacherScores:
             if self.first_missing is None:
                 self.first_missing = reference.text[:80]
             return False
-        by_range = {(start, end): self._scores(row) for start, end, row in rows}
+        by_range = {(start, end): self._scores(number, row) for start, end, number, row in rows}
         reference.user_data.setdefault(TEACHER_KEY, {})[self.component] = (self.labels, by_range)
         return True
 
-    def _scores(self, row: int) -> np.ndarray:
-        start, end = self._offsets[row], self._offsets[row + 1]
-        return self._values[start:end].reshape(tuple(self._shapes[row]))
+    def _scores(self, number: int, row: int) -> np.ndarray:
+        values, shapes, offsets = self._arrays[number]
+        return values[offsets[row]:offsets[row + 1]].reshape(tuple(shapes[row]))
 
     def report_missing(self, total: int) -> None:
         """Warn, once per pass over the corpus, of docs without scores."""
@@ -183,15 +197,22 @@ class TeacherScores:
         self.missing, self.first_missing = 0, None
 
 
+def has_teacher_scores(name: str, reference: Doc) -> bool:
+    """Whether `reference` carries teacher scores for component `name`."""
+    return name in reference.user_data.get(TEACHER_KEY, {})
+
+
 def teacher_targets(name: str, labels: Sequence[str], weight: float, reference: Doc, ranges: Sequence[Range],
-                    golds: List[Any], loss: str) -> List[Any]:
-    """`golds` with each sentence that has teacher scores for component
-    `name` wrapped as a `TeacherTarget` of `weight` (its teacher's labels
-    put in the order of `labels`); the others as they are. `loss`: the
-    component's, which must be one that learns a target distribution."""
+                    golds: List[Any], loss: str) -> Tuple[List[Range], List[Any]]:
+    """The ranges to train on and their targets: each sentence that has
+    teacher scores for component `name` as a `TeacherTarget` of `weight`
+    (its teacher's labels put in the order of `labels`), the others as
+    they are. A gold of None (a doc without annotation: unlabelled text)
+    learns from its teacher scores alone, and is left out where it has
+    none. `loss`: the component's, which must learn a target distribution."""
     found = reference.user_data.get(TEACHER_KEY, {}).get(name)
     if found is None:
-        return golds
+        return _labelled(ranges, golds)
     if loss not in TEACHABLE_LOSSES:
         raise ValueError(f"{name}: the corpus gives teacher scores, which the {loss!r} loss cannot learn from "
                          f"(a margin has no target distribution); use one of {list(TEACHABLE_LOSSES)}, or "
@@ -203,8 +224,18 @@ def teacher_targets(name: str, labels: Sequence[str], weight: float, reference: 
                              f"component has {list(labels)}")
         order = [list(teacher_labels).index(label) for label in labels]
         by_range = {key: S[order] for key, S in by_range.items()}
-    out = []
+    kept, targets = [], []
     for (start, end), gold in zip(ranges, golds):
         scores = by_range.get((start, end))
-        out.append(gold if scores is None else TeacherTarget(gold, scores, weight))
-    return out
+        if scores is not None:
+            kept.append((start, end))
+            targets.append(TeacherTarget(gold, scores, weight))
+        elif gold is not None:
+            kept.append((start, end))
+            targets.append(gold)
+    return kept, targets
+
+
+def _labelled(ranges: Sequence[Range], golds: List[Any]) -> Tuple[List[Range], List[Any]]:
+    pairs = [(r, g) for r, g in zip(ranges, golds) if g is not None]
+    return [r for r, _ in pairs], [g for _, g in pairs]
