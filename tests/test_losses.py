@@ -101,3 +101,14 @@ def test_the_teacher_weight_mixes_gold_and_teacher():
     assert np.allclose(taught_grad, model_uses - teacher_uses)
     with pytest.raises(ValueError, match="shape"):
         crf(structure, scores, [TeacherTarget(gold[0], teacher[:, :-1], 0.5)])
+
+
+def test_a_teacher_target_without_gold_learns_from_the_teacher_alone():
+    from spacy_struct.losses import TeacherTarget
+
+    structure, scores, gold = _segments_problem(4)
+    teacher = np.random.default_rng(6).normal(size=scores[0].shape) - 1.0
+    crf = get_loss("crf")
+    alone, (alone_grad,) = crf(structure, scores, [TeacherTarget(None, teacher, 0.3)])
+    full, (full_grad,) = crf(structure, scores, [TeacherTarget(gold[0], teacher, 1.0)])
+    assert alone == pytest.approx(full) and np.allclose(alone_grad, full_grad)

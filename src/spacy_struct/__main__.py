@@ -9,7 +9,7 @@ python -m spacy_struct convert sigmorphon INPUT OUTPUT [--level word|sentence]
 python -m spacy_struct convert ud-morphs INPUT OUTPUT
 python -m spacy_struct annotate PIPELINE INPUT OUTPUT [--engine local|ray] [--n-process 1] [--workers 2]
     [--batch-size 64] [--address ADDRESS] [--shard-size 1000] [--max-chars 100000] [--code FILE] [--no-progress]
-python -m spacy_struct teach OUTPUT CORPUS PIPELINE [PIPELINE ...] [--component NAME] [--batch-size 128]
+python -m spacy_struct teach OUTPUT CORPUS PIPELINE [PIPELINE ...] [--component NAME]
 """
 from __future__ import annotations
 
@@ -41,8 +41,7 @@ def main(argv=None) -> int:
     teach.add_argument("corpus", type=Path, help="the .spacy training corpus (gold tokens)")
     teach.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines (e.g. seeds of one config)")
     teach.add_argument("--component", default=None, help="the component to take scores from (default: the "
-                                                         "pipelines' only spacy_struct component that scores)")
-    teach.add_argument("--batch-size", type=int, default=128, help="docs per scoring batch")
+                                                         "pipelines' only one with a teacher_weight setting)")
     convert = sub.add_parser("convert", help="corpus files to .spacy")
     formats = convert.add_subparsers(dest="format", required=True)
     conllu = formats.add_parser("conllu", help="CoNLL-U (plain or .gz), gold tokenization")
@@ -123,8 +122,7 @@ def main(argv=None) -> int:
         from .pipeline.teacher import write_teacher_scores
 
         try:
-            summary = write_teacher_scores(args.output, args.corpus, args.pipelines, component=args.component,
-                                           batch_size=args.batch_size)
+            summary = write_teacher_scores(args.output, args.corpus, args.pipelines, component=args.component)
         except (ValueError, OSError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1

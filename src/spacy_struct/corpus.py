@@ -13,9 +13,9 @@ without boundaries by rule never cuts a gold sentence at an inner full stop.
 The reference keeps everything it holds, and a Doc with several sentences
 stays one example.
 
-With `teacher = PATH` (a file of `python -m spacy_struct teach`), each
-reference doc also gets the teacher scores of its sentences, which a
-component with a `teacher_weight` setting learns from
+With `teacher = PATH` (a file of `python -m spacy_struct teach`, or a
+folder of them), each reference doc also gets the teacher scores of its
+sentences, which a component with a `teacher_weight` setting learns from
 (spacy_struct/pipeline/teacher.py).
 """
 from __future__ import annotations
@@ -27,20 +27,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Corpus, Example
 from spacy.util import registry
-from spacy.vocab import Vocab
 
-
-def gold_token_doc(reference: Doc, vocab: Vocab) -> Doc:
-    """The doc a component reads for `reference` with gold tokens: its
-    words and spaces, and its sentence starts (the whole doc as one
-    sentence when it has none)."""
-    words = [token.text for token in reference]
-    spaces = [bool(token.whitespace_) for token in reference]
-    if reference.has_annotation("SENT_START"):
-        starts = [bool(token.is_sent_start) for token in reference]
-    else:
-        starts = [True] + [False] * (len(reference) - 1)
-    return Doc(vocab, words=words, spaces=spaces, sent_starts=starts)
+from .pipeline.sentences import gold_token_doc
 
 
 class SentenceDocs(Corpus):
@@ -53,15 +41,16 @@ class SentenceDocs(Corpus):
 
     def make_examples_gold_preproc(self, nlp: Language, reference_docs: Iterable[Doc]) -> Iterator[Example]:
         """One example per Doc, its predicted side made of the reference's tokens."""
-        total = 0
+        total, missing, first_missing = 0, 0, None
         for reference in reference_docs:
             if len(reference):
                 total += 1
-                if self.teacher is not None:
-                    self.teacher.attach(reference)
+                if self.teacher is not None and not self.teacher.attach(reference):
+                    missing += 1
+                    first_missing = first_missing or reference.text
                 yield Example(gold_token_doc(reference, nlp.vocab), reference)
-        if self.teacher is not None:
-            self.teacher.report_missing(total)
+        if missing:
+            self.teacher.warn_missing(missing, total, first_missing)
 
 
 @registry.readers("spacy_struct.SentenceDocs.v1")

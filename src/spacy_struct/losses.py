@@ -100,28 +100,33 @@ Marginals = Callable[[Sequence[np.ndarray]], List[Tuple[float, np.ndarray]]]
 def _likelihood_loss(marginals_of: Marginals, structure: Structure, scores, golds) -> LossResult:
     """log Z - gold term per sentence, with `marginals_of` the model's
     distribution (the structure's, or its factorized relaxation's)."""
+    taught = [i for i, gold in enumerate(golds) if isinstance(gold, TeacherTarget)]
+    for i in taught:
+        if golds[i].scores.shape != scores[i].shape:
+            raise ValueError(f"the teacher's scores have shape {golds[i].scores.shape}, the model's "
+                             f"{scores[i].shape}: the teacher was made by another model shape or for other "
+                             f"sentences")
+    # the teachers' expected uses, in one batch (a constant target: the teacher is not trained)
+    teacher_uses = dict(zip(taught, (uses for _, uses in marginals_of(
+        [np.asarray(golds[i].scores, dtype=np.float64) for i in taught])))) if taught else {}
     loss, grads = 0.0, []
-    for S, gold, (log_z, marginals) in zip(scores, golds, marginals_of(scores)):
-        gold_value, gold_grad = _target_score(structure, marginals_of, S, gold)
+    for i, (S, gold, (log_z, marginals)) in enumerate(zip(scores, golds, marginals_of(scores))):
+        if i in teacher_uses:
+            gold_value, gold_grad = _taught_score(structure, S, gold, teacher_uses[i])
+        else:
+            gold_value, gold_grad = structure.gold_score(S, gold)
         loss += log_z - gold_value
         grads.append(marginals - gold_grad)
     return loss, grads
 
 
-def _target_score(structure: Structure, marginals_of: Marginals, S: np.ndarray,
-                  gold: Any) -> Tuple[float, np.ndarray]:
-    """The gold term of a likelihood loss and its gradient; for a
-    `TeacherTarget`, mixed with the teacher's expected uses of the parts
-    under the same distribution as the model's (a constant target: the
-    teacher is not trained)."""
-    if not isinstance(gold, TeacherTarget):
-        return structure.gold_score(S, gold)
-    if gold.scores.shape != S.shape:
-        raise ValueError(f"the teacher's scores have shape {gold.scores.shape}, the model's {S.shape}: "
-                         f"the teacher was made by another model shape or for other sentences")
-    w = 1.0 if gold.gold is None else gold.weight  # unlabelled text: the teacher alone
-    value, grad = structure.gold_score(S, gold.gold) if w < 1 else (0.0, np.zeros_like(S))
-    _, uses = marginals_of([np.asarray(gold.scores, dtype=np.float64)])[0]
+def _taught_score(structure: Structure, S: np.ndarray, target: TeacherTarget,
+                  uses: np.ndarray) -> Tuple[float, np.ndarray]:
+    """The target term of a likelihood loss and its gradient for a
+    `TeacherTarget`: the gold's mixed with the teacher's expected uses of
+    the parts (`uses`, under the same distribution as the model's)."""
+    w = 1.0 if target.gold is None else target.weight  # unlabelled text: the teacher alone
+    value, grad = structure.gold_score(S, target.gold) if w < 1 else (0.0, np.zeros_like(S))
     used = uses > 0  # a part the teacher never uses adds nothing, also where S is a -inf mask
     taught = float(np.sum(uses[used] * S[used]))
     return (1.0 - w) * value + w * taught, (1.0 - w) * grad + w * uses

@@ -11,7 +11,7 @@ from spacy.util import registry
 from thinc.api import Adam, fix_random_seed
 
 from spacy_struct.__main__ import main
-from spacy_struct.corpus import gold_token_doc
+from spacy_struct.pipeline import gold_token_doc
 from spacy_struct.pipeline.teacher import TEACHER_KEY, TeacherScores, write_teacher_scores
 
 SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
@@ -195,3 +195,40 @@ def test_a_folder_of_teacher_files_is_read_as_one(files, tmp_path):
     assert all(scores.attach(doc) for doc in _references(vocab) + [Doc(vocab, words=["a", "new", "one"])])
     with pytest.raises(ValueError, match="without .npz"):
         TeacherScores(tmp_path / "empty" if (tmp_path / "empty").mkdir() is None else None)
+
+
+def test_targets_follow_the_students_label_order_and_name():
+    from spacy_struct.losses import TeacherTarget
+    from spacy_struct.pipeline.teacher import teacher_targets
+
+    doc = Doc(spacy.blank("en").vocab, words=["a", "b", "c"])
+    scores = np.arange(2 * 5 * 5, dtype=np.float32).reshape(2, 5, 5)
+    doc.user_data[TEACHER_KEY] = {"seg": (("PR", "SO"), {(0, 3): scores})}
+    ranges, targets, unscored = teacher_targets("seg", ["SO", "PR"], 0.5, doc, [(0, 3)], ["gold"], "crf")
+    assert ranges == [(0, 3)] and unscored == 0
+    (target,) = targets
+    assert isinstance(target, TeacherTarget) and target.gold == "gold" and target.weight == 0.5
+    np.testing.assert_array_equal(target.scores, scores[[1, 0]])
+    with pytest.raises(ValueError, match="labels"):
+        teacher_targets("seg", ["SO", "XX"], 0.5, doc, [(0, 3)], ["gold"], "crf")
+    with pytest.raises(ValueError, match="none for 'other'"):
+        teacher_targets("other", ["PR", "SO"], 0.5, doc, [(0, 3)], ["gold"], "crf")
+    # a range the teachers did not score: its gold alone, counted; without gold it is left out
+    assert teacher_targets("seg", ["PR", "SO"], 0.5, doc, [(0, 2), (2, 3)], ["g1", None], "crf")[::2] == \
+        ([(0, 2)], 2)
+
+
+def test_each_sentence_of_a_doc_gets_its_scores(files, tmp_path):
+    corpus, teachers, _ = files
+    vocab = spacy.blank("en").vocab
+    words = "BMP2 and BMP4 genes are expressed . the limb bud grows".split()
+    doc = Doc(vocab, words=words, sent_starts=[True] + [False] * 6 + [True] + [False] * 3)
+    doc._.segments = [("PR", [(0, 1)]), ("SO", [(8, 10)])]
+    two = tmp_path / "two.spacy"
+    DocBin(docs=[doc], store_user_data=True).to_disk(two)
+    write_teacher_scores(tmp_path / "two.npz", two, teachers[:1], progress=None)
+    (eg,) = registry.readers.get("spacy_struct.SentenceDocs.v1")(two, teacher=str(tmp_path / "two.npz"))(
+        spacy.blank("en"))
+    _, by_range = eg.reference.user_data[TEACHER_KEY]["overlap_segmenter"]
+    assert sorted(by_range) == [(0, 7), (7, 11)]
+    assert by_range[(0, 7)].shape[1:] == (9, 9) and by_range[(7, 11)].shape[1:] == (6, 6)

@@ -12,35 +12,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-import numpy as np
 
 COLUMNS = (("segments_f", "F1"), ("segments_discontinuous_p", "discontinuous P"),
            ("segments_discontinuous_r", "R"), ("segments_discontinuous_f", "F1"),
            ("segments_crossing_f", "crossing F1"))
 
 
-def _scores_of(path: Path, references, batch_size: int = 256):
-    """A pipeline's overlap_segmenter, and its scores and batches on the
-    references' words and sentences."""
+def _scores_of(path: Path, references):
+    """A pipeline's overlap_segmenter, and its (docs, batch, scores) per
+    batch of the references' words and sentences, as it predicts."""
     import spacy
 
-    from spacy_struct.corpus import gold_token_doc
     from spacy_struct.overlap_segmenter import OverlapSegmenter
+    from spacy_struct.pipeline import score_corpus
 
     nlp = spacy.load(path)
     component = next((pipe for _, pipe in nlp.pipeline if isinstance(pipe, OverlapSegmenter)), None)
     if component is None:
         raise ValueError(f"{path} has no overlap_segmenter (pipes: {nlp.pipe_names})")
-    docs = [gold_token_doc(ref, nlp.vocab) for ref in references]
-    for _, pipe in nlp.pipeline:
-        if pipe is component:
-            break
-        docs = list(pipe.pipe(docs, batch_size=batch_size))
-    parts = []
-    for i in range(0, len(docs), batch_size):
-        chunk = docs[i:i + batch_size]
-        _, batch, scores = component.score_docs(chunk)
-        parts.append((chunk, batch, [np.asarray(s, dtype=np.float64) for s in scores or []]))
+    parts = [(docs, batch, scores) for _, docs, batch, scores in score_corpus(nlp, component, references,
+                                                                              for_training=False)]
     return component, parts
 
 
@@ -64,7 +55,7 @@ def evaluate(dev: Path, pipelines: Sequence[Path]) -> List[Dict[str, object]]:
 
     if len(pipelines) < 2:
         raise ValueError("segments-ensemble: give two or more pipelines")
-    references = list(DocBin().from_disk(dev).get_docs(spacy.blank("en").vocab))
+    references = [doc for doc in DocBin().from_disk(dev).get_docs(spacy.blank("en").vocab) if len(doc)]
     rows, runs = [], []
     for path in pipelines:
         component, parts = _scores_of(path, references)

@@ -62,8 +62,8 @@ def write_raw_text(sources: Iterable[Path], output: Path) -> Tuple[int, Dict[str
 
 
 def write_unlabelled_docs(sources: Iterable[Path], output: Path) -> int:
-    """The docs of the .spacy `sources` with their words and spaces alone
-    (no spans, segments or other annotation) to `output`: unlabelled text
+    """The docs of the .spacy `sources` with their words, spaces and
+    sentence starts alone (no spans, segments or other annotation) to `output`: unlabelled text
     in the corpus's own tokens, for teacher scores
     (`python -m spacy_struct teach`) and a student that learns from them.
     RETURNS: docs written (empty docs are left out)."""
@@ -75,7 +75,9 @@ def write_unlabelled_docs(sources: Iterable[Path], output: Path) -> int:
     for source in sources:
         for doc in DocBin().from_disk(source).get_docs(vocab):
             if len(doc):
-                out.add(Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]))
+                starts = [bool(t.is_sent_start) for t in doc] if doc.has_annotation("SENT_START") else None
+                out.add(Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
+                            sent_starts=starts))
     output.parent.mkdir(parents=True, exist_ok=True)
     out.to_disk(output)
     return len(out)

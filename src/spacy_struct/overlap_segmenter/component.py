@@ -33,10 +33,9 @@ from thinc.api import Model
 from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
-from ..pipeline.teacher import has_teacher_scores
 from ..pipeline import (
-    StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, non_negative_number,
-    prf_weights,
+    StructuredComponent, TokenMap, WritesSpans, check_spans_key, component_factory, has_teacher_scores,
+    non_negative_number, prf_weights,
 )
 from ..structs.segments import GappedSegments, Segments
 from ..annotations.segments import get_segments, has_segments, set_segments

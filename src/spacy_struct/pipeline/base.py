@@ -385,8 +385,14 @@ class StructuredComponent(SentenceBatching, LabelSet, GoldErrors, MisalignedGold
         for index, eg in enumerate(examples):
             kept, gold = self.gold(eg, index)
             if kept and weight:
-                kept, gold = teacher_targets(self.name, self.labels, weight, eg.reference, kept, gold,
-                                             self.cfg["loss"])
+                kept, gold, unscored = teacher_targets(self.name, self.labels, weight, eg.reference, kept, gold,
+                                                       self.cfg["loss"])
+                if unscored:
+                    warnings.warn(f"{self.name}: sentences of a doc with teacher scores have none for their "
+                                  f"range (the teachers cut the doc into other sentences); they train on "
+                                  f"their gold alone, or not at all without one. Write the scores again "
+                                  f"with `python -m spacy_struct teach` from teachers with this component's "
+                                  f"sentence settings")
             if kept:
                 self.prepare_training_doc(eg)
                 docs.append(eg.predicted)

@@ -163,3 +163,18 @@ def ranges_from_starts(sent_starts: Sequence[bool | None]) -> List[Range]:
     n = len(sent_starts)
     starts = [0] + [i for i in range(1, n) if sent_starts[i]]
     return [(s, e) for s, e in zip(starts, starts[1:] + [n]) if e > s]
+
+
+def gold_token_doc(reference, vocab):
+    """The doc a component reads for `reference` with gold tokens (what
+    `SentenceDocs.v1` trains on): its words and spaces, and its sentence
+    starts (the whole doc as one sentence when it has none)."""
+    from spacy.tokens import Doc
+
+    words = [token.text for token in reference]
+    spaces = [bool(token.whitespace_) for token in reference]
+    if reference.has_annotation("SENT_START"):
+        starts = [bool(token.is_sent_start) for token in reference]
+    else:
+        starts = [True] + [False] * (len(reference) - 1)
+    return Doc(vocab, words=words, spaces=spaces, sent_starts=starts)

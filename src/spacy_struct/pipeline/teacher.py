@@ -9,28 +9,38 @@ three times as slow. A single model can learn it instead: trained toward
 the ensemble's probabilities of every structure (the expected uses of its
 parts, `losses.TeacherTarget`) beside the gold, it keeps one model's speed.
 
-- `write_teacher_scores` (`python -m spacy_struct teach`) runs one or more
-  trained pipelines over a corpus's sentences, as the training reader
-  gives them (gold tokens, the corpus's sentences), and writes the average
-  of one component's scores per sentence to a `.npz` file, with the
-  component's labels and a fingerprint of each doc's words.
-- `TeacherScores` reads the file; `spacy_struct.SentenceDocs.v1` with
+- `score_corpus` runs a trained component over a corpus's docs with gold
+  tokens, on the sentence ranges it trains on (or predicts on), in
+  word-bounded batches; `write_teacher_scores` (`python -m spacy_struct
+  teach`) averages one or more pipelines' scores per sentence into a
+  `.npz` file, with the component's labels and a fingerprint of each
+  doc's words.
+- `TeacherScores` reads such files; `spacy_struct.SentenceDocs.v1` with
   `teacher = PATH` attaches each doc's scores to its reference doc
   (`user_data[TEACHER_KEY]`), and a component with a `teacher_weight`
-  setting mixes them into its loss's target (`teacher_targets`).
+  setting mixes them into its loss's target (`teacher_targets`). A doc
+  without annotation that has scores (unlabelled text) learns from them
+  alone.
+
+Only components whose scores are one array per sentence with the labels
+first (overlap_segmenter's (T, n + 2, n + 2)) take teacher scores: those
+with a `teacher_weight` setting.
 """
 from __future__ import annotations
 
 import hashlib
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.tokens import Doc
+from spacy.training import Example
 
-from ..corpus import gold_token_doc
+from ..annotations.text import text_preview
 from ..losses import TEACHABLE_LOSSES, TeacherTarget
+from .batching import word_bounded
+from .sentences import Range, gold_token_doc
 
 #: key of the teacher scores in a reference doc's user_data: component
 #: name -> (its labels, {(start, end) of a sentence: scores})
@@ -38,48 +48,75 @@ TEACHER_KEY = "spacy_struct.teacher"
 #: version of the .npz layout
 TEACHER_FORMAT = 1
 
-Range = Tuple[int, int]
-
 
 def words_key(doc: Doc) -> str:
     """A fingerprint of a doc's words: which teacher scores belong to it."""
     return hashlib.blake2b("\x1f".join(t.text for t in doc).encode("utf8"), digest_size=8).hexdigest()
 
 
-def _component(nlp, name: Optional[str], where: str):
-    """The component to take scores from: `name`, or the pipeline's only
-    component that scores sentences."""
+def score_corpus(nlp, component, references: Sequence[Doc], for_training: bool = True,
+                 batch_words: int = 10_000) -> Iterator[Tuple[List[int], List[Doc], Any, List[np.ndarray]]]:
+    """`component`'s scores (float64) for every sentence of `references`,
+    read with their gold tokens, the pipes before it run first.
+
+    for_training: score the sentence ranges the component trains on (its
+        `training_ranges`, what a student's targets must match); else those
+        it predicts on (`predict` and `set_annotations` take the batch).
+    batch_words: most words scored at once (memory stays bounded).
+    YIELDS: per batch, (the references' indices, their docs, the
+        SentenceBatch, one score array per sentence of the batch).
+    """
+    kept = [i for i, ref in enumerate(references) if len(ref)]
+    for group in word_bounded([references[i] for i in kept], batch_words):
+        indices, kept = kept[:len(group)], kept[len(group):]
+        docs = [gold_token_doc(ref, nlp.vocab) for ref in group]
+        for _, pipe in nlp.pipeline:  # what the component reads (its tok2vec)
+            if pipe is component:
+                break
+            docs = list(pipe.pipe(docs))
+        if for_training:
+            ranges = [component.training_ranges(Example(doc, ref)) for doc, ref in zip(docs, group)]
+            batch = component.make_batch(docs, ranges)
+            scores = component.model.predict(batch) if batch.sents else []
+        else:
+            _, batch, scores = component.score_docs(docs)
+        yield indices, docs, batch, [np.asarray(s, dtype=np.float64) for s in scores or []]
+
+
+def teachable(nlp, name: Optional[str], where: str) -> Tuple[str, Any]:
+    """The component to take teacher scores from: `name`, or the
+    pipeline's only component that can learn from them (a
+    `teacher_weight` setting)."""
+    found = [(n, p) for n, p in nlp.pipeline if "teacher_weight" in getattr(p, "cfg", {})]
     if name is not None:
         if name not in nlp.pipe_names:
             raise ValueError(f"teach: {where} has no component {name!r} (its pipes: {nlp.pipe_names})")
-        component = nlp.get_pipe(name)
-        if not hasattr(component, "score_docs"):
-            raise ValueError(f"teach: {name!r} in {where} is not a spacy_struct component that scores sentences")
-        return name, component
-    found = [(n, p) for n, p in nlp.pipeline if hasattr(p, "score_docs")]
+        if name not in dict(found):
+            raise ValueError(f"teach: {name!r} in {where} does not learn from teacher scores (no "
+                             f"teacher_weight setting); those that do: {[n for n, _ in found]}")
+        return name, nlp.get_pipe(name)
     if len(found) != 1:
-        raise ValueError(f"teach: {where} has {len(found)} components that score sentences "
+        raise ValueError(f"teach: {where} has {len(found)} components that learn from teacher scores "
                          f"({[n for n, _ in found]}); name one with --component")
     return found[0]
 
 
 def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pipelines: Sequence[Union[str, Path]],
-                         component: Optional[str] = None, batch_size: int = 128,
+                         component: Optional[str] = None,
                          progress: Optional[Callable[[str], None]] = print) -> Dict[str, Any]:
     """Average one component's scores over `pipelines` for every sentence
     of `corpus` and write them to `output` (.npz).
 
     corpus: a .spacy file (gold tokens, one example per doc, as
-        `SentenceDocs` reads it).
+        `SentenceDocs.v1` reads it).
     pipelines: trained pipeline folders with the same component, labels
         and model shape (the seeds of one config, say).
-    component: its name in the pipelines (None: their only component that
-        scores sentences).
+    component: its name in the pipelines (None: their only component with
+        a `teacher_weight` setting). The student's must have the same name.
     RETURNS: a summary (docs, sentences, teachers, component, labels).
     """
     import spacy
     from spacy.tokens import DocBin
-    from spacy.util import minibatch
 
     if not pipelines:
         raise ValueError("teach: no teacher pipeline given")
@@ -89,41 +126,40 @@ def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pip
     references: List[Doc] = []
     for number, path in enumerate(pipelines):
         nlp = spacy.load(path)
-        this_name, scorer = _component(nlp, component if name is None else name, str(path))
+        this_name, scorer = teachable(nlp, component if name is None else name, str(path))
         these = list(scorer.labels)
         if labels is None:
             labels, name = these, this_name
-            references = [doc for doc in DocBin().from_disk(corpus).get_docs(nlp.vocab) if len(doc)]
+            references = list(DocBin().from_disk(corpus).get_docs(nlp.vocab))
         elif sorted(these) != sorted(labels):
             raise ValueError(f"teach: {path}'s {name} has the labels {these}, the first teacher's {labels}")
         order = [these.index(label) for label in labels]
-        docs = [gold_token_doc(ref, nlp.vocab) for ref in references]
-        for pipe_name, pipe in nlp.pipeline:  # what the component reads (its tok2vec)
-            if pipe is scorer:
-                break
-            docs = list(pipe.pipe(docs, batch_size=batch_size))
-        for indices in minibatch(range(len(docs)), batch_size):
-            _, batch, scores = scorer.score_docs([docs[i] for i in indices])
-            for (doc_i, start, end), S in zip(batch.sents, scores or []):
+        for indices, _, batch, scores in score_corpus(nlp, scorer, references):
+            for (doc_i, start, end), S in zip(batch.sents, scores):
                 key = (indices[doc_i], start, end)
-                S = np.asarray(S, dtype=np.float64)[order]
-                if key in sums and sums[key].shape != S.shape:
+                S = S[order].astype(np.float32)
+                if key not in sums:
+                    sums[key] = S
+                elif sums[key].shape != S.shape:
                     raise ValueError(f"teach: {path} gives scores of shape {S.shape} for sentence {key}, "
                                      f"the first teacher {sums[key].shape}: another model shape")
-                sums[key] = sums[key] + S if key in sums else S
+                else:
+                    sums[key] += S
         if progress is not None:
-            progress(f"teacher {number + 1} of {len(pipelines)} ({path}): {len(sums)} sentences scored")
+            progress(f"teacher {number + 1} of {len(pipelines)} ({path}): {len(sums):,} sentences scored")
+    if not sums:
+        raise ValueError(f"teach: {corpus} has no sentence to score")
     keys = sorted(sums)
-    shapes = np.array([sums[k].shape for k in keys], dtype=np.int32).reshape(len(keys), -1)
-    sizes = np.array([sums[k].size for k in keys], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    values = np.concatenate([(sums[k] / len(pipelines)).ravel() for k in keys]).astype(np.float32) \
-        if keys else np.zeros(0, np.float32)
-    doc_keys = [words_key(references[k[0]]) for k in keys]
+    shapes = np.array([sums[k].shape for k in keys], dtype=np.int32)
+    offsets = np.concatenate([[0], np.cumsum([sums[k].size for k in keys])]).astype(np.int64)
+    values = np.empty(int(offsets[-1]), dtype=np.float32)
+    for row, key in enumerate(keys):
+        values[offsets[row]:offsets[row + 1]] = sums.pop(key).ravel() / len(pipelines)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     with open(output, "wb") as file:  # np.savez would add ".npz" to a name without it
         np.savez(file, format=np.array([TEACHER_FORMAT]), component=np.array([name]), labels=np.array(labels),
-                 teachers=np.array([str(p) for p in pipelines]), doc_keys=np.array(doc_keys),
+                 teachers=np.array([str(p) for p in pipelines]),
+                 doc_keys=np.array([words_key(references[k[0]]) for k in keys]),
                  starts=np.array([k[1] for k in keys], np.int32), ends=np.array([k[2] for k in keys], np.int32),
                  shapes=shapes, offsets=offsets, values=values)
     return {"docs": len(references), "sentences": len(keys), "teachers": len(pipelines), "component": name,
@@ -133,7 +169,7 @@ def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pip
 class TeacherScores:
     """Teacher files (`write_teacher_scores`), to attach to reference docs:
     one file, or a folder of them (say, one per corpus of a training
-    folder), for one component and label set."""
+    folder; not its subfolders), for one component and label set."""
 
     def __init__(self, path: Union[str, Path]) -> None:
         self.path = str(path)
@@ -143,11 +179,9 @@ class TeacherScores:
         self.component: Optional[str] = None
         self.labels: Tuple[str, ...] = ()
         self._arrays: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._by_doc: Dict[str, List[Tuple[int, int, int, int]]] = {}
+        self._by_doc: Dict[str, Tuple[int, List[Tuple[int, int, int]]]] = {}
         for file in files:
             self._read(file)
-        self.missing = 0
-        self.first_missing: Optional[str] = None
 
     def _read(self, file: Path) -> None:
         try:
@@ -166,35 +200,33 @@ class TeacherScores:
         number = len(self._arrays)
         self._arrays.append((data["values"], data["shapes"], data["offsets"]))
         for row, (key, start, end) in enumerate(zip(data["doc_keys"], data["starts"], data["ends"])):
-            self._by_doc.setdefault(str(key), []).append((int(start), int(end), number, row))
+            owner, rows = self._by_doc.setdefault(str(key), (number, []))
+            if owner != number:
+                raise ValueError(f"teacher scores {self.path}: {file.name} and another file both score a doc "
+                                 f"with these words; write each corpus's scores once")
+            rows.append((int(start), int(end), row))
 
     def __len__(self) -> int:
         return sum(len(shapes) for _, shapes, _ in self._arrays)
 
     def attach(self, reference: Doc) -> bool:
         """Give `reference` its teacher scores (user_data[TEACHER_KEY]);
-        False, counted in `missing`, when the file has none for its words."""
-        rows = self._by_doc.get(words_key(reference))
-        if rows is None:
-            self.missing += 1
-            if self.first_missing is None:
-                self.first_missing = reference.text[:80]
+        False when the files have none for its words."""
+        found = self._by_doc.get(words_key(reference))
+        if found is None:
             return False
-        by_range = {(start, end): self._scores(number, row) for start, end, number, row in rows}
+        number, rows = found
+        values, shapes, offsets = self._arrays[number]
+        by_range = {(start, end): values[offsets[row]:offsets[row + 1]].reshape(tuple(shapes[row]))
+                    for start, end, row in rows}
         reference.user_data.setdefault(TEACHER_KEY, {})[self.component] = (self.labels, by_range)
         return True
 
-    def _scores(self, number: int, row: int) -> np.ndarray:
-        values, shapes, offsets = self._arrays[number]
-        return values[offsets[row]:offsets[row + 1]].reshape(tuple(shapes[row]))
-
-    def report_missing(self, total: int) -> None:
-        """Warn, once per pass over the corpus, of docs without scores."""
-        if self.missing:
-            warnings.warn(f"teacher scores {self.path}: {self.missing} of {total} docs have none (first: "
-                          f"{self.first_missing!r}); they train on their gold alone. Write the file again "
-                          f"from this corpus with `python -m spacy_struct teach`")
-        self.missing, self.first_missing = 0, None
+    def warn_missing(self, missing: int, total: int, first: str) -> None:
+        """Warn that `missing` of `total` docs of a pass have no scores."""
+        warnings.warn(f"teacher scores {self.path}: {missing} of {total} docs have none (first: "
+                      f"{text_preview(first)}); they train on their gold alone. Write the scores again "
+                      f"from this corpus with `python -m spacy_struct teach`")
 
 
 def has_teacher_scores(name: str, reference: Doc) -> bool:
@@ -203,16 +235,23 @@ def has_teacher_scores(name: str, reference: Doc) -> bool:
 
 
 def teacher_targets(name: str, labels: Sequence[str], weight: float, reference: Doc, ranges: Sequence[Range],
-                    golds: List[Any], loss: str) -> Tuple[List[Range], List[Any]]:
+                    golds: List[Any], loss: str) -> Tuple[List[Range], List[Any], int]:
     """The ranges to train on and their targets: each sentence that has
     teacher scores for component `name` as a `TeacherTarget` of `weight`
     (its teacher's labels put in the order of `labels`), the others as
     they are. A gold of None (a doc without annotation: unlabelled text)
     learns from its teacher scores alone, and is left out where it has
-    none. `loss`: the component's, which must learn a target distribution."""
-    found = reference.user_data.get(TEACHER_KEY, {}).get(name)
+    none. `loss`: the component's, which must learn a target distribution.
+    RETURNS: (ranges, targets, sentences of a taught doc without scores).
+    """
+    taught = reference.user_data.get(TEACHER_KEY, {})
+    found = taught.get(name)
     if found is None:
-        return _labelled(ranges, golds)
+        if taught:
+            raise ValueError(f"{name}: the corpus gives teacher scores for {sorted(taught)}, none for {name!r}: "
+                             f"the teachers' component must have the student's name (teach --component)")
+        pairs = [(r, g) for r, g in zip(ranges, golds) if g is not None]
+        return [r for r, _ in pairs], [g for _, g in pairs], 0
     if loss not in TEACHABLE_LOSSES:
         raise ValueError(f"{name}: the corpus gives teacher scores, which the {loss!r} loss cannot learn from "
                          f"(a margin has no target distribution); use one of {list(TEACHABLE_LOSSES)}, or "
@@ -224,18 +263,15 @@ def teacher_targets(name: str, labels: Sequence[str], weight: float, reference: 
                              f"component has {list(labels)}")
         order = [list(teacher_labels).index(label) for label in labels]
         by_range = {key: S[order] for key, S in by_range.items()}
-    kept, targets = [], []
+    kept, targets, unscored = [], [], 0
     for (start, end), gold in zip(ranges, golds):
         scores = by_range.get((start, end))
         if scores is not None:
             kept.append((start, end))
             targets.append(TeacherTarget(gold, scores, weight))
-        elif gold is not None:
+            continue
+        unscored += 1
+        if gold is not None:
             kept.append((start, end))
             targets.append(gold)
-    return kept, targets
-
-
-def _labelled(ranges: Sequence[Range], golds: List[Any]) -> Tuple[List[Range], List[Any]]:
-    pairs = [(r, g) for r, g in zip(ranges, golds) if g is not None]
-    return [r for r, _ in pairs], [g for _, g in pairs]
+    return kept, targets, unscored
