@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 
-COLUMNS = (("segments_f", "F1"), ("segments_discontinuous_p", "discontinuous P"),
+COLUMNS = (("segments_f", "overall F1"), ("segments_discontinuous_p", "discontinuous P"),
            ("segments_discontinuous_r", "R"), ("segments_discontinuous_f", "F1"),
            ("segments_crossing_f", "crossing F1"))
 
