@@ -229,3 +229,64 @@ def test_msgpack_codecs_looked_up_once_packs_the_same_bytes_and_restores_the_reg
     assert cached == inner == plain
     assert per_object >= 3 * len(docs) and len(calls) == 2  # one lookup per registry
     assert all("get_all" not in vars(registry) for registry in registries)
+
+
+_RAY_OWNERSHIP = """
+import json, sys, warnings
+import ray
+from spacy_struct.annotate import annotate
+path, corpus, out = sys.argv[1:4]
+annotate(path, corpus, out + "/one", engine="ray", workers=1, progress=False)
+after_own = ray.is_initialized()
+ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    annotate(path, corpus, out + "/two", engine="ray", workers=2, progress=False)
+print(json.dumps([after_own, ray.is_initialized(), [str(w.message) for w in caught if "CPUs" in str(w.message)]]))
+ray.shutdown()
+"""
+
+
+def test_annotate_stops_the_local_ray_it_started_and_leaves_the_callers(pipelines, corpus, tmp_path):
+    """A later run in the same process must not inherit a Ray started with
+    another run's number of CPUs; a Ray the caller started keeps running,
+    and one with fewer CPUs than workers is named in a warning."""
+    pytest.importorskip("ray")
+    run = subprocess.run([sys.executable, "-c", _RAY_OWNERSHIP, str(pipelines["nested_ner"]), str(corpus),
+                          str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    after_own, after_callers, warned = json.loads(run.stdout.strip().splitlines()[-1])
+    assert after_own is False and after_callers is True
+    assert warned == ["annotate: the Ray cluster has 1 CPU now, so at most 1 of the 2 workers (one CPU each) "
+                      "run at a time; give the cluster more CPUs or ask for fewer workers"]
+
+
+class _FailingEngine:
+    """Annotates one shard, then fails: what a run stopped between shards sees."""
+    closed = []
+
+    def __init__(self, *args) -> None:
+        self.folder = args[2]
+
+    def run(self, shards):
+        from spacy_struct.annotate.output import shard_name, write_shard
+
+        index, lines = next(iter(shards))
+        yield write_shard(self.folder, shard_name(index), [], [], [], len(lines))
+        raise RuntimeError("the run stops here")
+
+    def close(self) -> None:
+        self.closed.append(True)
+
+
+def test_a_run_that_fails_closes_its_engine_and_keeps_the_finished_shards(pipelines, corpus, tmp_path,
+                                                                          monkeypatch):
+    import spacy_struct.annotate as annotate_module
+
+    monkeypatch.setattr(annotate_module, "LocalEngine", _FailingEngine)
+    _FailingEngine.closed.clear()
+    with pytest.raises(RuntimeError, match="the run stops here"):
+        annotate(str(pipelines["nested_ner"]), str(corpus), tmp_path / "out", shard_size=5, progress=False)
+    assert _FailingEngine.closed == [True]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [shard["name"] for shard in manifest["shards"]] == ["shard-00000"]

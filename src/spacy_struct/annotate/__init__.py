@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 from .engines import LocalEngine, RayEngine
 from .output import Manifest, pipeline_info, shard_name
@@ -28,7 +28,7 @@ def _shards(items, size: int) -> Iterator[Tuple[int, list]]:
         index += 1
 
 
-def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "local", n_process: int = 1,
+def annotate(pipeline: str, input_spec: str, output: Union[str, Path], *, engine: str = "local", n_process: int = 1,
              workers: int = 2, batch_size: int = 64, address: Optional[str] = None, shard_size: int = 1000,
              max_chars: int = 100_000, code: Optional[str] = None, progress: bool = True) -> Dict[str, Any]:
     """Annotate every record of INPUT with the pipeline at PIPELINE into the
@@ -46,6 +46,7 @@ def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "loc
                        ("shard_size", shard_size), ("max_chars", max_chars)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"annotate: --{key.replace('_', '-')} must be a positive integer, got {value!r}")
+    output = Path(output)
     files = input_files(input_spec)
     settings = {"pipeline": pipeline_info(pipeline), "input": [str(f) for f in files],
                 "shard_size": shard_size, "max_chars": max_chars}
@@ -59,12 +60,19 @@ def annotate(pipeline: str, input_spec: str, output: Path, *, engine: str = "loc
             if not manifest.done(shard_name(index)):
                 yield index, lines
 
-    meter = _Progress(progress, skipped=sum(s["records"] for s in manifest.shards))
-    for entry in runner.run(todo()):
-        manifest.add(entry)
-        meter.update(entry["records"])
+    try:
+        meter = _Progress(progress, skipped=sum(s["records"] for s in manifest.shards))
+        entries = runner.run(todo())
+        try:
+            for entry in entries:
+                manifest.add(entry)  # saved at once: a run stopped later keeps this shard
+                meter.update(entry["records"])
+        finally:
+            entries.close()  # the engine's iteration ends before the engine does
+            meter.close()
+    finally:
+        runner.close()
     manifest.save()
-    meter.close()
     return manifest.totals()
 
 

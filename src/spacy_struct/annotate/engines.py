@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sys
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
@@ -99,6 +100,9 @@ class LocalEngine:
         for index, lines in shards:
             yield annotate_shard(self.nlp, self.folder, index, lines, self.batch_size, self.max_chars,
                                  self.n_process)
+
+    def close(self) -> None:
+        """Nothing to stop: the pipeline goes with the engine."""
 
 
 #: each actor has one CPU: its BLAS must not start a thread per core
@@ -198,7 +202,10 @@ class RayEngine:
         except ImportError:
             raise ValueError('annotate: --engine ray needs Ray: pip install "spacy_struct[ray]"') from None
         self.ray = ray
-        if not ray.is_initialized():
+        #: whether this engine calls ray.init (a local Ray, or joining a cluster by address),
+        #: which `close` ends; a Ray the caller had started is left as it is
+        self.initialized_here = not ray.is_initialized()
+        if self.initialized_here:
             options = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
             if address:
                 # a cluster's workers do not inherit this process's environment
@@ -206,15 +213,32 @@ class RayEngine:
             else:
                 with one_thread_environment():
                     ray.init(num_cpus=workers, **options)
-        logging.getLogger("ray.data").setLevel(logging.WARNING)  # its per-dataset INFO lines
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
+        try:
+            cpus = int(ray.cluster_resources().get("CPU", 0))
+            if cpus < workers:
+                warnings.warn(f"annotate: the Ray cluster has {cpus} CPU{'s' * (cpus != 1)} now, so at most "
+                              f"{cpus} of the {workers} workers (one CPU each) run at a time; give the cluster "
+                              f"more CPUs or ask for fewer workers", stacklevel=3)
+            logging.getLogger("ray.data").setLevel(logging.WARNING)  # its per-dataset INFO lines
+            context = ray.data.DataContext.get_current()
+            context.enable_progress_bars = False
+        except BaseException:
+            self.close()
+            raise
         self.path, self.code, self.folder = path, code, folder
         self.workers, self.batch_size, self.max_chars = workers, batch_size, max_chars
 
     def run(self, shards: Iterable[Shard]) -> Iterator[Dict[str, Any]]:
         for window in windows(shards, self.workers):
             yield from self._run_window(window)
+
+    def close(self) -> None:
+        """End what this engine's ray.init began: stop the local Ray it
+        started, so that a later run in the same process starts one with
+        its own number of CPUs, or disconnect from the cluster it joined
+        (which keeps running). A Ray the caller started is left running."""
+        if self.initialized_here and self.ray.is_initialized():
+            self.ray.shutdown()
 
     def _run_window(self, shards: List[Shard]) -> Iterator[Dict[str, Any]]:
         rows = [{"shard": index, **_pack(lines)} for index, lines in shards]
