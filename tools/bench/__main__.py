@@ -11,6 +11,8 @@ python -m tools.bench segment-probe PIPELINE CORPUS [--limit 2000]
 python -m tools.bench unlabelled-docs OUT.spacy IN.spacy...
 python -m tools.bench segments-ensemble DEV PIPELINE PIPELINE... [--output FILE --section NAME]
 python -m tools.bench scale LABEL=PIPELINE ... --texts CORPUS.spacy ... [--n 20000] [--ray-runs 3] [--output FILE [--section NAME]]
+python -m tools.bench scale-ceiling [--n 20000] [--ms-per-doc 6.4] [--runs 3] [--output FILE [--section NAME]]
+    (2 workers vs 1 for perfectly parallel work: plain processes, annotate --engine ray, Ray Core actors)
 python -m tools.bench memory [--docs 400] [--output FILE [--section NAME]]   (peak RSS of large nlp.pipe runs)
 python -m tools.bench.coordination CORPUS   (the coordination rule on gold contiguous mentions)
 python -m tools.bench joint DEV LABEL=PIPELINE|LABEL=supar:MODEL ... [--supar-bin PATH] [--output FILE [--section NAME]]
@@ -157,6 +159,12 @@ def main(argv=None) -> int:
     p.add_argument("--output", type=Path)
     p.add_argument("--ray-runs", type=int, default=3, help="times the 1- and 2-worker Ray runs are run, taking turns (odd: the median is one run)")
     p.add_argument("--section", default="scale")
+    p = measurement("scale-ceiling", help="2 workers vs 1 for perfectly parallel work, per way of using two cores")
+    p.add_argument("--n", type=int, default=20000, help="documents")
+    p.add_argument("--ms-per-doc", type=float, default=6.4, help="CPU time of each document (the default parser's)")
+    p.add_argument("--runs", type=int, default=3, help="times each way's pair of runs is made, in turns (odd)")
+    p.add_argument("--output", type=Path)
+    p.add_argument("--section", default="scale-ceiling")
     p = measurement("memory", help="peak memory of a large nlp.pipe, each case in a fresh process")
     p.add_argument("--docs", type=int, default=400)
     p.add_argument("--output", type=Path)
@@ -252,6 +260,14 @@ def main(argv=None) -> int:
                 f"pipeline's own tokenizer; batch size 64; annotate writes shards of {scale.default_shard_size():,}, the command's default (DocBin and JSONL). "
                 f"Each Ray run starts its own local Ray (included in its seconds); the 1- and 2-worker Ray runs "
                 f"are run {args.ray_runs} times, taking turns, and their rows give the run with the median 2-vs-1 ratio. {threads_phrase()}. {machine_line()}\n")
+        return emit(text, args)
+    if args.what == "scale-ceiling":
+        from . import scale_ceiling
+
+        if args.runs < 1 or args.runs % 2 == 0:
+            raise SystemExit(f"--runs must be an odd number >= 1 (the median is one run), not {args.runs}")
+        results = scale_ceiling.measure(args.n, args.ms_per_doc, args.runs)
+        text = scale_ceiling.format_table(results, args.n) + f" {threads_phrase().capitalize()}. {machine_line()}\n"
         return emit(text, args)
     if args.what == "memory":
         from . import memory
