@@ -236,10 +236,10 @@ class OverlapSegmenter(WritesSpans, StructuredComponent):
         each, in sentence word indices (None for each sentence of a doc
         without segments that has teacher scores: unlabelled text)."""
         ref = eg.reference
-        if not has_segments(ref) and self.cfg["teacher_weight"] and has_teacher_scores(self.name, ref):
-            ranges = self.training_ranges(eg)  # unlabelled text: the teacher's scores alone
-            return ranges, [None] * len(ranges)
         if not has_segments(ref):
+            if self.cfg["teacher_weight"] and has_teacher_scores(self.name, ref):
+                ranges = self.training_ranges(eg)  # unlabelled text: the teacher's scores alone
+                return ranges, [None] * len(ranges)
             raise self.gold_error(index, eg, (
                 "the reference doc has no doc._.segments. Convert the corpus with "
                 "`python -m spacy_struct convert craft` (or set doc._.segments = "
