@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 
 def sentence_texts(corpora: List[Path], n: int) -> List[str]:
@@ -84,23 +84,35 @@ def measure(pipeline: str, texts: List[str], batch_size: int = 64, ray_runs: int
                 (START_UP, dict(engine="ray", workers=2))]
         runs += [(f"{label} #{k}", options) for k in range(2, ray_runs + 1) for label, options in runs[1:3]]
         for label, options in runs:
-            import ray
-
-            if ray.is_initialized():
-                ray.shutdown()  # each Ray run starts its own local Ray, as a user's would
+            no_ray_running()  # each Ray run starts its own local Ray, as a user's would
             out = folder / label.replace(" ", "_")
             start = time.perf_counter()
             annotate(pipeline, str(small if "start-up" in label else corpus), out, batch_size=batch_size,
                      progress=False, **options)  # the command's default shard size
             seconds[label] = time.perf_counter() - start
             shutil.rmtree(out)
-        import ray
-
-        ray.shutdown()
     pairs = [(seconds[RAY_1], seconds[RAY_2])] + [
         (seconds.pop(f"{RAY_1} #{k}"), seconds.pop(f"{RAY_2} #{k}")) for k in range(2, ray_runs + 1)]
     seconds["ray runs"] = pairs
     return seconds
+
+
+def no_ray_running() -> None:
+    """Stop a Ray left running (by a run that failed half-way), so that the
+    next run starts its own with its own number of CPUs: a Ray started with
+    one CPU would run a 2-worker pool one actor at a time."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def median_pair(pairs: List[Tuple[float, float]]) -> Tuple[Tuple[float, float], float, List[float]]:
+    """Of (1-worker, 2-worker) seconds over an odd number of runs: the run
+    with the median ratio, that ratio, and every ratio, lowest first."""
+    ratios = sorted(one / two for one, two in pairs)
+    middle = ratios[len(ratios) // 2]
+    return next(pair for pair in pairs if pair[0] / pair[1] == middle), middle, ratios
 
 
 def format_table(results: Dict[str, Dict[str, object]], n: int) -> str:
@@ -110,9 +122,7 @@ def format_table(results: Dict[str, Dict[str, object]], n: int) -> str:
     for label, seconds in results.items():
         seconds = dict(seconds)
         pairs = seconds.pop("ray runs")
-        ratios = sorted(one / two for one, two in pairs)
-        median = ratios[len(ratios) // 2]
-        seconds[RAY_1], seconds[RAY_2] = next((one, two) for one, two in pairs if one / two == median)
+        (seconds[RAY_1], seconds[RAY_2]), median, ratios = median_pair(pairs)
         base = n / seconds["nlp.pipe, 1 process"]
         for way, s in seconds.items():
             docs = 64 if way == START_UP else n

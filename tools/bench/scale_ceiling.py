@@ -23,9 +23,12 @@ import json
 import multiprocessing
 import tempfile
 import time
+from itertools import islice
 from pathlib import Path
 from statistics import median
 from typing import Callable, Dict, List, Tuple
+
+from .scale import median_pair, no_ray_running
 
 COMPONENT = str(Path(__file__).with_name("fixed_cost_component.py"))
 #: the same settings for every way (annotate's defaults)
@@ -128,32 +131,21 @@ def ray_core_actors(pipeline: Path, texts: List[str], corpus: Path, out: Path, w
 
     actor = ray.remote(num_cpus=1)(ShardWorker)
     out.mkdir(parents=True)
-    pool = [actor.remote(str(pipeline), COMPONENT) for _ in range(workers)]
-    todo = list(_shards(raw_lines(input_files(str(corpus))), SHARD_SIZE))
+    todo = iter(_shards(raw_lines(input_files(str(corpus))), SHARD_SIZE))
     running = {}
-    for worker in pool:
-        if todo:
-            index, lines = todo.pop(0)
+
+    def give_next_shard(worker) -> None:
+        for index, lines in islice(todo, 1):
             running[worker.run.remote(str(out), index, lines)] = worker
+
+    for worker in [actor.remote(str(pipeline), COMPONENT) for _ in range(workers)]:
+        give_next_shard(worker)
     while running:
         (done,), _ = ray.wait(list(running))
-        ray.get(done)
-        worker = running.pop(done)
-        if todo:
-            index, lines = todo.pop(0)
-            running[worker.run.remote(str(out), index, lines)] = worker
+        ray.get(done)  # a failed shard raises here
+        give_next_shard(running.pop(done))
     ray.shutdown()
     return time.perf_counter() - start
-
-
-def _no_ray_running() -> None:
-    """Make sure no Ray is left from a run that failed half-way: every way
-    starts its own with its number of CPUs (a Ray started with one CPU
-    would run a 2-worker pool one actor at a time)."""
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
 
 
 def measure(n: int, ms_per_doc: float, runs: int) -> Dict[str, object]:
@@ -175,12 +167,11 @@ def measure(n: int, ms_per_doc: float, runs: int) -> Dict[str, object]:
             for name, way in ways.items():
                 pair = []
                 for workers in (1, 2):
-                    _no_ray_running()  # each Ray run starts its own local Ray with `workers` CPUs
+                    no_ray_running()  # each Ray run starts its own local Ray with `workers` CPUs
                     out = folder / f"out_{run}_{workers}"
                     pair.append(way(pipeline, texts, corpus, out, workers))
                     shutil.rmtree(out, ignore_errors=True)
                 results.setdefault(name, []).append(tuple(pair))
-                _no_ray_running()
                 print(name, f"1 worker {pair[0]:.1f} s, 2 workers {pair[1]:.1f} s, {pair[0] / pair[1]:.2f}x", flush=True)
     return results
 
@@ -189,10 +180,7 @@ def format_table(results: Dict[str, object], n: int) -> str:
     """One row per way: the median run's seconds and every run's ratio."""
     rows = ["| way | 1 worker (s) | 2 workers (s) | 2 workers vs 1: median | runs |", "|---|---|---|---|---|"]
     for name in WAYS:
-        pairs = results[name]
-        ratios = sorted(one / two for one, two in pairs)
-        middle = median(ratios) if len(ratios) % 2 else ratios[len(ratios) // 2]
-        one, two = next((one, two) for one, two in pairs if one / two == middle)
+        (one, two), middle, ratios = median_pair(results[name])
         rows.append(f"| {name} | {one:,.1f} | {two:,.1f} | {middle:.2f}x | {', '.join(f'{r:.2f}x' for r in ratios)} |")
     plain = min(one for one, _ in results[WAYS[0]])
     return "\n".join(rows) + (
