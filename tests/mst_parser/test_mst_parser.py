@@ -329,6 +329,29 @@ def test_parse_benchmark_specs_are_checked(tmp_path):
         parse_spec(f"spaCy, min_action_freq=1={tmp_path}")
     with pytest.raises(ValueError, match="unknown option"):
         parse_spec(f"x={tmp_path},beam=4")
+    assert parse_spec(f"x={tmp_path},matmul=numpy").matmul == "numpy"
+    assert parse_spec(f"x={tmp_path},matmul=blis").matmul is None
+    with pytest.raises(ValueError, match="matmul must be blis or numpy"):
+        parse_spec(f"x={tmp_path},matmul=mkl")
+
+
+def test_benchmark_matmul_option_loads_with_numpy_ops_and_restores_them(tmp_path):
+    """matmul=numpy builds the pipeline's layers on NumpyOps without blis,
+    and the process's current ops are the same object after the load."""
+    import spacy
+    from thinc.api import get_current_ops
+
+    from tools.bench.systems import load_system, parse_spec
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    nlp.initialize()
+    nlp.to_disk(tmp_path)
+    before = get_current_ops()
+    loaded = load_system(parse_spec(f"x={tmp_path},matmul=numpy"))
+    assert get_current_ops() is before
+    assert loaded.get_pipe("tok2vec").model.ops.use_blis is False
+    assert load_system(parse_spec(f"x={tmp_path}")).get_pipe("tok2vec").model.ops is before
 
 
 def test_parse_benchmark_summarises_seeds_by_mean_and_range(tmp_path):

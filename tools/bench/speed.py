@@ -3,8 +3,9 @@
 python -m tools.bench speed DEV SYSTEM... [--raw] [--repeats 3] [--rounds 2]
     [--title T] [--output docs/results/speed.md --section NAME]
 
-Each SYSTEM (LABEL=PIPELINE[,COMPONENT.SETTING=VALUE], as the other
-benches take them; or LABEL=morfessor:MODEL_FILE, Morfessor Baseline's
+Each SYSTEM (LABEL=PIPELINE[,matmul=numpy][,COMPONENT.SETTING=VALUE], as
+the other benches take them: matmul=numpy has the thinc layers multiply
+with numpy's BLAS instead of blis; or LABEL=morfessor:MODEL_FILE, Morfessor Baseline's
 segment call in the Morfessor virtual environment) runs in a fresh child
 process: it loads the pipeline, makes the docs (the gold words and
 sentences of DEV, or with --raw its documents' text through the pipeline's

@@ -15,7 +15,20 @@ def load_system(system: "System", config: Optional[Dict[str, object]] = None):
     import spacy
     from spacy.util import registry
 
-    system.nlp = spacy.load(system.path, config=config or {})
+    if system.matmul == "numpy":
+        # thinc's NumpyOps multiplies through blis by default; the models
+        # keep the ops current when they are built, so set them for the load
+        # alone and leave the process's ops as they were
+        from thinc.api import NumpyOps, get_current_ops, set_current_ops
+
+        before = get_current_ops()
+        set_current_ops(NumpyOps(use_blis=False))
+        try:
+            system.nlp = spacy.load(system.path, config=config or {})
+        finally:
+            set_current_ops(before)
+    else:
+        system.nlp = spacy.load(system.path, config=config or {})
     # spaCy's own trainable pipes (spancat's threshold, ...) keep the saved
     # cfg over load-time settings: give them the settings directly
     for name, settings in (config or {}).get("components", {}).items():
@@ -34,6 +47,8 @@ class System:
     decoder: Optional[str] = None
     gold_tags: bool = False
     tokenizer: Optional[str] = None
+    #: "numpy": the pipeline's thinc layers multiply with numpy's BLAS instead of blis
+    matmul: Optional[str] = None
     #: add the coordination rule's discontinuous mentions to its spans (segments bench)
     coordination_rule: bool = False
     config: Dict[str, object] = field(default_factory=dict)
@@ -49,7 +64,9 @@ class System:
 
 def parse_spec(spec: str) -> System:
     """LABEL=PATH[,decoder=cle|eisner][,gold_tags][,tokenizer=REGISTERED_NAME]
-    [,coordination_rule][,COMPONENT.SETTING=VALUE]: coordination_rule adds
+    [,coordination_rule][,matmul=blis|numpy][,COMPONENT.SETTING=VALUE]:
+    matmul=numpy loads the pipeline with thinc's NumpyOps multiplying
+    through numpy's BLAS rather than blis (thinc's default); coordination_rule adds
     the rule's discontinuous mentions to a span tagger's output (segments
     bench, tools/bench/coordination.py); the last sets a component's setting at load
     time (`spacy.load(path, config=...)`), e.g. overlap_segmenter.threshold=-1.
@@ -74,6 +91,10 @@ def parse_spec(spec: str) -> System:
             system.gold_tags = True
         elif key == "tokenizer":
             system.tokenizer = value
+        elif key == "matmul":
+            if value not in ("blis", "numpy"):
+                raise ValueError(f"matmul must be blis or numpy, not {value!r}, in {spec!r}")
+            system.matmul = value if value == "numpy" else None
         elif key == "coordination_rule":
             system.coordination_rule = True
         elif "." in key and value:
