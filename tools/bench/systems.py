@@ -15,19 +15,13 @@ def load_system(system: "System", config: Optional[Dict[str, object]] = None):
     import spacy
     from spacy.util import registry
 
-    if system.matmul == "numpy":
-        # thinc's NumpyOps multiplies through blis by default; the models
-        # keep the ops current when they are built, so set them for the load
-        # alone and leave the process's ops as they were
-        from thinc.api import NumpyOps, get_current_ops, set_current_ops
+    from contextlib import nullcontext
 
-        before = get_current_ops()
-        set_current_ops(NumpyOps(use_blis=False))
-        try:
-            system.nlp = spacy.load(system.path, config=config or {})
-        finally:
-            set_current_ops(before)
-    else:
+    from thinc.api import use_ops
+
+    # thinc's NumpyOps multiplies through blis by default; a model keeps the
+    # ops current when it is built, so numpy's are set for the load alone
+    with use_ops("numpy", use_blis=False) if system.matmul == "numpy" else nullcontext():
         system.nlp = spacy.load(system.path, config=config or {})
     # spaCy's own trainable pipes (spancat's threshold, ...) keep the saved
     # cfg over load-time settings: give them the settings directly
