@@ -52,6 +52,12 @@ def test_every_shipped_config_trains_a_few_steps_and_runs_on_raw_text(config, tm
         "corpora.train.limit": 24, "corpora.dev.limit": 6,
         "training.max_steps": 3, "training.eval_frequency": 3, "training.max_epochs": 1,
     }
+    if "parser" in load_config(config)["paths"]:
+        # a config that adds to a trained parser pipeline (the detached
+        # senter) starts from the sample parser's, trained a few steps too
+        parser_overrides = {key: value for key, value in overrides.items() if not key.startswith("paths.")}
+        train(ROOT / "configs" / "mst_parser_sample.cfg", tmp_path / "parser", overrides=parser_overrides)
+        overrides["paths.parser"] = str(tmp_path / "parser" / "model-last")
     train(config, tmp_path / "out", overrides=overrides)
     nlp = spacy.load(tmp_path / "out" / "model-last")
     doc = nlp("The old farmer sold the car. Expression of the IL-2 gene was studied.")

@@ -12,6 +12,9 @@ that the components' scorers chain onto it.
   `skip_layer.py` by default).
 - `morph_scorer.py`: `spacy_struct.MorphScorer.v1` (the morphs of each word,
   from its characters and its vector in context).
+- `detached_listener.py`: `spacy_struct.DetachedListener.v1` (the shared
+  tok2vec's vectors for a component that must not train it: the EWT
+  senter).
 - `scorer.py`: `encoder_and_head`, the composition every scorer uses;
   `views.py`: the word views and distance-bucket biases the biaffine
   heads share.
@@ -19,6 +22,7 @@ that the components' scorers chain onto it.
 from .arc_scorer import ParseScores, build_biaffine_arc_scorer
 from .batch import SentenceBatch
 from .bilstm import BiLSTM
+from .detached_listener import build_detached_listener
 from .edge_features import build_edge_features
 from .encoder import DEFAULT_TOK2VEC_CONFIG, build_sentence_encoder, default_model_config, per_sentence, with_characters
 from .scorer import encoder_and_head
@@ -32,6 +36,7 @@ __all__ = [
     "ParseScores",
     "SentenceBatch",
     "build_biaffine_arc_scorer",
+    "build_detached_listener",
     "build_edge_features",
     "build_morph_scorer",
     "build_segment_pair_scorer",
