@@ -1,29 +1,11 @@
 """`spacy_struct.DetachedListener.v1`: a senter reading the shared tok2vec
 learns from its vectors but leaves its weights to the components that train
 it, finds sentences, and saves and loads like any listener."""
-import random
-
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc
-from spacy.training import Example
 
-WORDS = "the cat sat . a dog ran away . birds sing loudly today . it rained".split()
-
-
-def _examples(nlp, n=40, seed=0):
-    """Docs of 2-4 toy sentences, each ending in '.', with their starts."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        words, starts = [], []
-        for _ in range(rng.randint(2, 4)):
-            sentence = rng.sample(WORDS[:-1], rng.randint(2, 5)) + ["."]
-            words += sentence
-            starts += [True] + [False] * (len(sentence) - 1)
-        out.append(Example(nlp.make_doc(" ".join(words)), Doc(nlp.vocab, words=words, sent_starts=starts)))
-    return out
+from helpers.toy_sentences import toy_sentence_examples
 
 
 def _senter_pipeline(listener: str, projection: int = 0):
@@ -71,7 +53,7 @@ def _train(nlp, examples, steps):
 @pytest.mark.parametrize("projection", [0, 8])
 def test_the_tok2vec_is_left_alone_and_the_senter_learns(projection):
     nlp = _senter_pipeline("detached", projection)
-    examples = _examples(nlp)
+    examples = toy_sentence_examples(nlp)
     before, senter_before = _train(nlp, examples, 3)
     assert nlp.get_pipe("tok2vec").listeners  # spaCy found the listener inside
     after = _tok2vec_weights(nlp)
@@ -83,7 +65,7 @@ def test_spacys_listener_moves_the_tok2vec_where_the_detached_one_does_not():
     """The control: the same pipeline with spaCy's listener changes the
     tok2vec's weights, so the test above can fail."""
     nlp = _senter_pipeline("spacy")
-    examples = _examples(nlp)
+    examples = toy_sentence_examples(nlp)
     before, _ = _train(nlp, examples, 3)
     after = _tok2vec_weights(nlp)
     assert any(not np.array_equal(before[k], after[k]) for k in before)
@@ -91,7 +73,7 @@ def test_spacys_listener_moves_the_tok2vec_where_the_detached_one_does_not():
 
 def test_a_detached_senter_finds_sentences_and_round_trips(tmp_path):
     nlp = _senter_pipeline("detached", 8)
-    examples = _examples(nlp)
+    examples = toy_sentence_examples(nlp)
     _train(nlp, examples, 40)
     text = "the cat sat . a dog ran away . birds sing loudly today ."
     starts = [t.is_sent_start for t in nlp(text)]

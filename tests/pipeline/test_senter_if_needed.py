@@ -1,31 +1,12 @@
 """`senter_if_needed` sets what spaCy's `senter` sets, token for token, and
 does not run its model on a doc whose sentences are all given."""
-import random
-
 import pytest
 import spacy
 from spacy.attrs import SENT_START
 from spacy.tokens import Doc
-from spacy.training import Example
 
+from helpers.toy_sentences import toy_sentence_examples
 from spacy_struct.pipeline.senter import SenterIfNeeded, sentences_given
-
-WORDS = "the cat sat . a dog ran away . birds sing loudly today . it rained".split()
-
-
-def _examples(nlp, n=40, seed=0):
-    """Docs of 2-4 toy sentences, each ending in '.', with their starts."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        words, starts = [], []
-        for _ in range(rng.randint(2, 4)):
-            sentence = rng.sample(WORDS[:-1], rng.randint(2, 5)) + ["."]
-            words += sentence
-            starts += [True] + [False] * (len(sentence) - 1)
-        reference = Doc(nlp.vocab, words=words, sent_starts=starts)
-        out.append(Example(nlp.make_doc(" ".join(words)), reference))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +16,7 @@ def pair():
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("senter")
-    examples = _examples(nlp)
+    examples = toy_sentence_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     optimizer.learn_rate = 0.01
     for _ in range(30):
