@@ -13,7 +13,7 @@ def _senter_pipeline(listener: str, projection: int = 0):
     spaCy's own), with a window layer of its own."""
     nlp = spacy.blank("en")
     tok2vec = nlp.add_pipe("tok2vec")
-    width = tok2vec.model.get_ref("encode").get_dim("nO") if tok2vec.model.has_ref("encode") else 96
+    width = tok2vec.model.get_dim("nO")
     if listener == "detached":
         embed = {"@architectures": "spacy_struct.DetachedListener.v1", "width": width, "upstream": "tok2vec",
                  "projection": projection}
