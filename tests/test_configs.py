@@ -39,7 +39,8 @@ def test_the_configs_are_all_here():
     assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
             "nested_ner_sample", "spacy_parser_ewt", "spancat_genia", "overlap_segmenter_craft",
             "overlap_segmenter_sample", "spancat_craft", "joint_parser_genia",
-            "joint_parser_sample", "morph_segmenter_sample", "supervised_morph_sigmorphon"} <= names
+            "joint_parser_sample", "morph_segmenter_sample", "supervised_morph_sigmorphon",
+            "senter_detached_ewt"} <= names
 
 
 @pytest.mark.slow

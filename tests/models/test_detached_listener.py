@@ -82,3 +82,43 @@ def test_a_detached_senter_finds_sentences_and_round_trips(tmp_path):
     loaded = spacy.load(tmp_path / "pipeline")
     assert [t.is_sent_start for t in loaded(text)] == starts
     assert loaded.get_pipe("tok2vec").listeners
+
+
+def test_the_tok2vec_still_trains_when_the_detached_listener_reports_last():
+    """A tagger on spaCy's listener first, the detached senter last: the
+    tok2vec updates when its last listener reports, so the layer must
+    still report (with zeros)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
+        "@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}}})
+    nlp.add_pipe("senter", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
+        "@architectures": "spacy_struct.DetachedListener.v1", "width": 96, "upstream": "tok2vec"}}})
+    examples = toy_sentence_examples(nlp)
+    for example in examples:
+        for token in example.reference:
+            token.tag_ = "P" if token.text == "." else "W"
+    before, _ = _train(nlp, examples, 3)
+    assert nlp.get_pipe("tok2vec").listeners[-1].name == "tok2vec-listener"  # the senter's, inside the layer
+    after = _tok2vec_weights(nlp)
+    assert any(not np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_a_width_other_than_the_tok2vecs_is_a_clear_error():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    nlp.add_pipe("senter", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": {
+        "@architectures": "spacy_struct.DetachedListener.v1", "width": 64, "upstream": "tok2vec"}}})
+    examples = toy_sentence_examples(nlp, n=4)
+    nlp.initialize(lambda: examples)
+    with pytest.raises(ValueError, match="96 columns, but the layer's width is 64"):
+        nlp.update(examples)
+
+
+def test_replaced_listeners_are_refused_with_a_clear_error():
+    nlp = _senter_pipeline("detached")
+    examples = toy_sentence_examples(nlp, n=4)
+    nlp.initialize(lambda: examples)
+    nlp.replace_listeners("tok2vec", "senter", ["model.tok2vec.embed"])
+    with pytest.raises(ValueError, match="replace_listeners"):
+        nlp("the cat sat . a dog ran away .")
