@@ -10,6 +10,7 @@ python -m spacy_struct convert ud-morphs INPUT OUTPUT
 python -m spacy_struct annotate PIPELINE INPUT OUTPUT [--engine local|ray] [--n-process 1] [--workers 2]
     [--batch-size 64] [--address ADDRESS] [--shard-size 1000] [--max-chars 100000] [--code FILE] [--no-progress]
 python -m spacy_struct teach OUTPUT CORPUS PIPELINE [PIPELINE ...] [--component NAME]
+python -m spacy_struct average OUTPUT PIPELINE PIPELINE [PIPELINE ...]
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def main(argv=None) -> int:
     teach.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines (e.g. seeds of one config)")
     teach.add_argument("--component", default=None, help="the component to take scores from (default: the "
                                                          "pipelines' only one with a teacher_weight setting)")
+    average = sub.add_parser("average", help="one pipeline whose weights are the mean of several trained from "
+                                             "one config and one shared start (a weight average, not an ensemble)")
+    average.add_argument("output", type=Path, help="folder to write the averaged pipeline to")
+    average.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines (at least two)")
     convert = sub.add_parser("convert", help="corpus files to .spacy")
     formats = convert.add_subparsers(dest="format", required=True)
     conllu = formats.add_parser("conllu", help="CoNLL-U (plain or .gz), gold tokenization")
@@ -128,6 +133,18 @@ def main(argv=None) -> int:
             return 1
         print(f"{args.corpus} -> {args.output}: {summary['sentences']:,} sentences of {summary['docs']:,} docs, "
               f"{summary['component']}'s scores averaged over {summary['teachers']} pipelines")
+        return 0
+    if args.command == "average":
+        from .pipeline.weights import average_pipelines
+
+        try:
+            nlp = average_pipelines(args.pipelines)
+        except (ValueError, OSError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        nlp.to_disk(args.output)
+        print(f"{', '.join(map(str, args.pipelines))} -> {args.output}: the mean of {len(args.pipelines)} "
+              f"pipelines' weights")
         return 0
     if args.command == "convert" and args.format == "conllu":
         from .convert.conllu import CoNLLUError, convert_file
