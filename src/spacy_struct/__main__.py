@@ -45,7 +45,7 @@ def main(argv=None) -> int:
                                                          "pipelines' only one with a teacher_weight setting)")
     average = sub.add_parser("average", help="one pipeline whose weights are the mean of several trained from "
                                              "one config and one shared start (a weight average, not an ensemble)")
-    average.add_argument("output", type=Path, help="folder to write the averaged pipeline to")
+    average.add_argument("output", type=Path, help="a new (or empty) folder to write the averaged pipeline to")
     average.add_argument("pipelines", nargs="+", type=Path, help="trained pipelines (at least two)")
     convert = sub.add_parser("convert", help="corpus files to .spacy")
     formats = convert.add_subparsers(dest="format", required=True)
@@ -137,12 +137,17 @@ def main(argv=None) -> int:
     if args.command == "average":
         from .pipeline.weights import average_pipelines
 
+        if any(args.output.resolve() == path.resolve() for path in args.pipelines):
+            print(f"error: the output {args.output} is one of the pipelines to average", file=sys.stderr)
+            return 1
+        if args.output.exists() and (not args.output.is_dir() or any(args.output.iterdir())):
+            print(f"error: {args.output} exists and is not an empty folder; give a new one", file=sys.stderr)
+            return 1
         try:
-            nlp = average_pipelines(args.pipelines)
+            average_pipelines(args.pipelines).to_disk(args.output)
         except (ValueError, OSError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
-        nlp.to_disk(args.output)
         print(f"{', '.join(map(str, args.pipelines))} -> {args.output}: the mean of {len(args.pipelines)} "
               f"pipelines' weights")
         return 0

@@ -12,7 +12,7 @@ from thinc.api import Adam, fix_random_seed
 
 from spacy_struct.__main__ import main
 from spacy_struct.pipeline import average_pipelines, copy_weights, gold_token_doc
-from spacy_struct.pipeline.weights import create_weights_from
+from spacy_struct.pipeline.weights import average_weights, create_weights_from
 
 SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
 SENTENCES = [
@@ -122,10 +122,78 @@ def test_the_average_command_writes_a_pipeline_that_loads_and_predicts(runs, cap
     assert main(["average", str(out), str(runs / "run1"), str(runs / "run2")]) == 0
     assert "the mean of 2 pipelines' weights" in capsys.readouterr().out
     loaded = spacy.load(out)
-    in_memory = average_pipelines([runs / "run1", runs / "run2"])
-    for (_, _, got), (_, _, expected) in zip(_params(loaded), _params(in_memory)):
+    first, second = _params(spacy.load(runs / "run1")), _params(spacy.load(runs / "run2"))
+    for (_, _, got), (_, _, x), (_, _, y) in zip(_params(loaded), first, second):
+        np.testing.assert_allclose(got, (x.astype("float64") + y) / 2, rtol=1e-6, atol=1e-7)
+    assert _scores(loaded) == _scores(average_pipelines([runs / "run1", runs / "run2"]))
+    assert loaded.meta["performance"] == {}
+    assert loaded.meta["averaged_from"] == [str(runs / "run1"), str(runs / "run2")]
+
+
+def test_the_average_command_never_writes_over_a_pipeline(runs, tmp_path, capsys):
+    run1_config = (runs / "run1" / "config.cfg").read_text()
+    # the output forgotten: the first pipeline would be the output
+    assert main(["average", str(runs / "run1"), str(runs / "run1"), str(runs / "run2")]) == 1
+    assert "one of the pipelines" in capsys.readouterr().err
+    assert main(["average", str(runs / "run2"), str(runs / "start"), str(runs / "run1")]) == 1
+    assert "not an empty folder" in capsys.readouterr().err
+    assert (runs / "run1" / "config.cfg").read_text() == run1_config
+    (tmp_path / "empty").mkdir()
+    assert main(["average", str(tmp_path / "empty"), str(runs / "run1"), str(runs / "run2")]) == 0
+
+
+def test_a_layer_shared_by_two_components_is_averaged_once():
+    """Where two components hold the same layers, each pass over the
+    pipeline meets them again: they must be averaged once, not twice."""
+    def pipeline(seed):
+        fix_random_seed(seed)
+        nlp = spacy.blank("en")
+        tagger = nlp.add_pipe("tagger")
+        tagger.add_label("N")
+        tagger.add_label("V")
+        nlp.initialize()
+        twin = nlp.add_pipe("tagger", name="twin")
+        twin.add_label("N")
+        twin.add_label("V")
+        twin.model = tagger.model
+        return nlp
+
+    one, two = pipeline(0), pipeline(1)
+    expected = [(x.astype("float64") + y) / 2 for x, y in zip(_all_params(one, "tagger"), _all_params(two, "tagger"))]
+    averaged = average_weights([one, two], ["one", "two"])
+    assert averaged.get_pipe("twin").model is averaged.get_pipe("tagger").model
+    for got, mean in zip(_all_params(averaged, "tagger"), expected):
+        np.testing.assert_allclose(got, mean, rtol=1e-6, atol=1e-7)
+
+
+def _all_params(nlp, name):
+    return [np.array(node.get_param(param)) for node in nlp.get_pipe(name).model.walk()
+            for param in node.param_names if node.has_param(param)]
+
+
+def test_weights_from_leaves_frozen_components_alone(runs, tmp_path):
+    """spaCy disables frozen components while the callback runs: only the
+    enabled ones take the trained weights."""
+    def pipeline(seed):
+        fix_random_seed(seed)
+        nlp = spacy.blank("en")
+        nlp.add_pipe("tagger", name="frozen").add_label("N")
+        nlp.add_pipe("tagger", name="trained").add_label("N")
+        nlp.initialize()
+        return nlp
+
+    pipeline(0).to_disk(tmp_path / "source")
+    target = pipeline(1)
+    frozen_before = _all_params(target, "frozen")
+    with target.select_pipes(disable=["frozen"]):
+        create_weights_from(tmp_path / "source")(target)
+    source = spacy.load(tmp_path / "source")
+    for got, expected in zip(_all_params(target, "trained"), _all_params(source, "trained")):
         np.testing.assert_array_equal(got, expected)
-    assert _scores(loaded) == _scores(in_memory)
+    frozen_after, theirs = _all_params(target, "frozen"), _all_params(source, "frozen")
+    for got, before in zip(frozen_after, frozen_before):
+        np.testing.assert_array_equal(got, before)
+    assert any(not np.array_equal(got, other) for got, other in zip(frozen_after, theirs))
 
 
 def test_pipelines_of_other_widths_or_labels_are_refused(runs, tmp_path):

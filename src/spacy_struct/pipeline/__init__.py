@@ -16,11 +16,11 @@ from .settings import (
     prf_weights,
 )
 from .teacher import TEACHER_KEY, TeacherScores, has_teacher_scores, score_corpus, write_teacher_scores
-from .weights import average_pipelines, copy_weights
+from .weights import average_pipelines, average_weights, copy_weights
 from ..annotations.text import text_preview
 
 __all__ = [
-    "MAX_SANE_SCORE", "MODEL_FORMAT", "average_pipelines", "copy_weights", "SHARED_DEFAULTS", "GoldErrors", "LabelSet", "MisalignedGold",
+    "MAX_SANE_SCORE", "MODEL_FORMAT", "average_pipelines", "average_weights", "copy_weights", "SHARED_DEFAULTS", "GoldErrors", "LabelSet", "MisalignedGold",
     "SentenceBatching", "StructuredComponent", "TokenMap", "TrainingDivergedError", "check_sentence_limits",
     "check_spans_key", "component_factory", "factory_config", "gold_token_doc", "has_teacher_scores",
     "missing_spans_message", "non_negative_number", "preview", "prf_weights", "ranges_from_starts", "rule_starts",
