@@ -14,26 +14,13 @@ from spacy_struct.__main__ import main
 from spacy_struct.pipeline import gold_token_doc
 from spacy_struct.pipeline.teacher import TEACHER_KEY, TeacherScores, write_teacher_scores
 
-SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
+from helpers.toy_segments import SENTENCES, SMALL_MODEL, segment_references
 
-SENTENCES = [
-    ("BMP2 and BMP4 genes are expressed", [
-        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
-    ("the limb bud grows", [("SO", [(1, 3)]), ("PR", [(1, 2)])]),
-    ("Shh and Fgf8 genes act", [
-        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
-    ("mice lack the limb", [("PR", [(0, 1)]), ("SO", [(3, 4)])]),
-]
 SWAPPED = {"PR": "SO", "SO": "PR"}
 
 
 def _references(vocab, swap=False):
-    docs = []
-    for text, segments in SENTENCES:
-        doc = Doc(vocab, words=text.split())
-        doc._.segments = [(SWAPPED[label] if swap else label, frags) for label, frags in segments]
-        docs.append(doc)
-    return docs
+    return segment_references(vocab, SWAPPED if swap else None)
 
 
 def _train(examples_of, updates=100, seed=0, **settings):

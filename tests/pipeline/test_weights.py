@@ -5,7 +5,6 @@ part with their own seeds)."""
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 from thinc.api import Adam, fix_random_seed
@@ -14,24 +13,10 @@ from spacy_struct.__main__ import main
 from spacy_struct.pipeline import average_pipelines, copy_weights, gold_token_doc
 from spacy_struct.pipeline.weights import average_weights, create_weights_from
 
-SMALL_MODEL = {"context_width": 32, "hidden_width": 16, "dropout": 0.0}
-SENTENCES = [
-    ("BMP2 and BMP4 genes are expressed", [
-        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
-    ("the limb bud grows", [("SO", [(1, 3)]), ("PR", [(1, 2)])]),
-    ("Shh and Fgf8 genes act", [
-        ("PR", [(0, 1)]), ("PR", [(2, 3)]), ("SO", [(0, 1), (3, 4)]), ("SO", [(2, 4)])]),
-    ("mice lack the limb", [("PR", [(0, 1)]), ("SO", [(3, 4)])]),
-]
-
+from helpers.toy_segments import SENTENCES, SMALL_MODEL, segment_references
 
 def _examples(nlp, labels=None):
-    examples = []
-    for text, segments in SENTENCES:
-        ref = Doc(nlp.vocab, words=text.split())
-        ref._.segments = [((labels or {}).get(label, label), frags) for label, frags in segments]
-        examples.append(Example(gold_token_doc(ref, nlp.vocab), ref))
-    return examples
+    return [Example(gold_token_doc(ref, nlp.vocab), ref) for ref in segment_references(nlp.vocab, labels)]
 
 
 def _initialized(model=SMALL_MODEL, labels=None, seed=0):
