@@ -19,6 +19,13 @@ import sys
 from pathlib import Path
 
 
+def _failed(err: object) -> int:
+    """Print a command's error for the user, without a traceback; the exit
+    status of a failed command."""
+    print(f"error: {err}", file=sys.stderr)
+    return 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spacy_struct")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -118,8 +125,7 @@ def main(argv=None) -> int:
                 progress=not args.no_progress,
             )
         except (ValueError, OSError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}: {totals['records']:,} records, {totals['docs']:,} annotated, "
               f"{totals['errors']:,} in the errors files, {totals['shards']} shards")
         return 0
@@ -129,8 +135,7 @@ def main(argv=None) -> int:
         try:
             summary = write_teacher_scores(args.output, args.corpus, args.pipelines, component=args.component)
         except (ValueError, OSError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.corpus} -> {args.output}: {summary['sentences']:,} sentences of {summary['docs']:,} docs, "
               f"{summary['component']}'s scores averaged over {summary['teachers']} pipelines")
         return 0
@@ -138,16 +143,13 @@ def main(argv=None) -> int:
         from .pipeline.weights import average_pipelines
 
         if any(args.output.resolve() == path.resolve() for path in args.pipelines):
-            print(f"error: the output {args.output} is one of the pipelines to average", file=sys.stderr)
-            return 1
+            return _failed(f"the output {args.output} is one of the pipelines to average")
         if args.output.exists() and (not args.output.is_dir() or any(args.output.iterdir())):
-            print(f"error: {args.output} exists and is not an empty folder; give a new one", file=sys.stderr)
-            return 1
+            return _failed(f"{args.output} exists and is not an empty folder; give a new one")
         try:
             average_pipelines(args.pipelines).to_disk(args.output)
         except (ValueError, OSError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{', '.join(map(str, args.pipelines))} -> {args.output}: the mean of {len(args.pipelines)} "
               f"pipelines' weights")
         return 0
@@ -157,8 +159,7 @@ def main(argv=None) -> int:
         try:
             report = convert_file(args.input, args.output, args.n_sents, args.lang)
         except (CoNLLUError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}")
         for line in report.lines():
             print(f"  {line}")
@@ -171,8 +172,7 @@ def main(argv=None) -> int:
                 crossing=args.crossing, lang=args.lang,
             )
         except (SpansJSONLError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}")
         for line in report.lines():
             print(f"  {line}")
@@ -183,8 +183,7 @@ def main(argv=None) -> int:
             report = convert_craft(args.input, args.output, spans_key=args.spans_key, lang=args.lang,
                                    discontinuous=args.discontinuous)
         except (CRAFTError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}")
         for line in report.lines():
             print(f"  {line}")
@@ -197,8 +196,7 @@ def main(argv=None) -> int:
             else:
                 report = convert_joint_jsonl(args.input, args.output, spans_key=args.spans_key, lang=args.lang)
         except (TreebankError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}")
         for line in report.lines():
             print(f"  {line}")
@@ -211,8 +209,7 @@ def main(argv=None) -> int:
             else:
                 report = convert_ud_morphs(args.input, args.output)
         except (MorphologyFormatError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+            return _failed(err)
         print(f"{args.input} -> {args.output}")
         for line in report.lines():
             print(f"  {line}")
