@@ -36,7 +36,7 @@ def _sample_for(config: Path):
 
 def test_the_configs_are_all_here():
     names = {c.stem for c in CONFIGS}
-    assert {"mst_parser_ewt", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
+    assert {"mst_parser_ewt", "mst_parser_ewt_wide", "mst_parser_gothic", "mst_parser_sample", "nested_ner_genia",
             "nested_ner_sample", "spacy_parser_ewt", "spancat_genia", "overlap_segmenter_craft",
             "overlap_segmenter_sample", "spancat_craft", "joint_parser_genia",
             "joint_parser_sample", "morph_segmenter_sample", "supervised_morph_sigmorphon",

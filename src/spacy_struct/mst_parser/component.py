@@ -42,9 +42,9 @@ DEFAULT_MST_PARSER_MODEL = default_model_config("""
 arc_width = 256
 label_width = 64
 dropout = 0.33
-context_width = 512
+context_width = 256
 context_depth = 1
-characters = 64
+characters = 32
 order = 2
 sibling_width = 100
 """)

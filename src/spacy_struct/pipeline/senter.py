@@ -2,7 +2,7 @@
 sentences are not all given.
 
 A parser pipeline for raw text needs a `senter` before the parser (the
-EWT configs have one with a tok2vec of its own). But with `overwrite =
+EWT configs have one). But with `overwrite =
 false`, spaCy's senter still runs its model over a doc whose every token
 already says whether it starts a sentence (gold sentences, a corpus
 segmented upstream, `Doc(words=..., sent_starts=...)`), and then sets
