@@ -147,7 +147,9 @@ def main(argv=None) -> int:
         if args.output.exists() and (not args.output.is_dir() or any(args.output.iterdir())):
             return _failed(f"{args.output} exists and is not an empty folder; give a new one")
         try:
-            average_pipelines(args.pipelines).to_disk(args.output)
+            averaged = average_pipelines(args.pipelines)
+            args.output.mkdir(parents=True, exist_ok=True)  # spaCy makes the last folder only
+            averaged.to_disk(args.output)
         except (ValueError, OSError) as err:
             return _failed(err)
         print(f"{', '.join(map(str, args.pipelines))} -> {args.output}: the mean of {len(args.pipelines)} "

@@ -103,7 +103,7 @@ def test_the_average_is_the_mean_of_every_parameter(runs):
 
 
 def test_the_average_command_writes_a_pipeline_that_loads_and_predicts(runs, capsys):
-    out = runs / "averaged"
+    out = runs / "averaged" / "model-best"  # its parent does not exist yet
     assert main(["average", str(out), str(runs / "run1"), str(runs / "run2")]) == 0
     assert "the mean of 2 pipelines' weights" in capsys.readouterr().out
     loaded = spacy.load(out)
