@@ -110,14 +110,27 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
+    # one saved before `restored_endings` existed reads as it was learned:
+    # no letter restored to its stems or to new words' (unless the config
+    # given at load time says otherwise, which applies to new words)
+    assert saved["format"] == 5 and len(saved["tails"]) == len(saved["forms"])
+    assert saved["settings"]["restored_endings"] == "e"
+    del saved["tails"], saved["settings"]["restored_endings"], saved["configured"]["restored_endings"]
+    format_4 = srsly.msgpack_dumps({**saved, "format": 4})
+    plain = spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": ""}).from_bytes(format_4)
+    assert plain.model.settings.restored_endings == "" and set(plain.model.tails) == {""}
+    with pytest.warns(UserWarning, match=r"restored_endings = 'e' \(given at load time; saved: ''\)"):
+        spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_4)
+    saved["settings"]["restored_endings"] = saved["configured"]["restored_endings"] = ""
     # one saved before `new_strings` existed reads with its default, and a
     # load-time setting still applies to it
-    assert saved["format"] == 4 and saved["settings"]["new_strings"] == "spelling"
+    assert saved["settings"]["new_strings"] == "spelling"
     del saved["settings"]["new_strings"]
     del saved["configured"]["new_strings"]
     format_3 = srsly.msgpack_dumps({**saved, "format": 3})
-    assert spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_3).model.settings.new_strings == "spelling"
-    length = spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "length"})
+    as_saved = spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": ""})
+    assert as_saved.from_bytes(format_3).model.settings.new_strings == "spelling"
+    length = spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "length", "restored_endings": ""})
     with pytest.warns(UserWarning, match=r"new_strings = 'length' \(given at load time; saved: 'spelling'\)"):
         length.from_bytes(format_3)
     assert length.model.settings.new_strings == "length"
@@ -145,6 +158,8 @@ def test_clear_errors():
         MorphSettings(short_affixes="no").check("seg")
     with pytest.raises(ValueError, match=r"new_strings must be one of \['spelling', 'length'\], got 'chars'"):
         spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "chars"})
+    with pytest.raises(ValueError, match=r"restored_endings must be a string of letters .*, got '-'"):
+        spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": "-"})
 
 
 def test_extra_text_is_learned_from(tmp_path):
@@ -255,6 +270,10 @@ class _FixedSegmentation:
             start += length
         return tuple(pieces)
 
+    def lexicon_morphs(self, word):
+        """The table's strings as given (a stem may carry a restored letter)."""
+        return tuple(self.table.get(self.form(word), (self.form(word),)))
+
 
 def test_code_length_against_the_sum_over_every_symbol_sent():
     import math
@@ -283,6 +302,15 @@ def test_code_length_against_the_sum_over_every_symbol_sent():
     whole = _FixedSegmentation({})
     cut = _FixedSegmentation({s + e: (s, e) for s in stems for e in endings if e})
     assert code_length(cut, words) < code_length(whole, words)
+    # the lexicon's strings are sent, a stem with its restored letter among
+    # them: one stem per lemma is shorter than the written stems
+    stems = ["make", "bake", "smile", "dance", "share"]
+    words = [[w for s in stems for w in (s, s + "s", s[:-1] + "ing")]] * 3
+    written = _FixedSegmentation({**{s + "s": (s, "s") for s in stems},
+                                  **{s[:-1] + "ing": (s[:-1], "ing") for s in stems}})
+    restored = _FixedSegmentation({**{s + "s": (s, "s") for s in stems},
+                                   **{s[:-1] + "ing": (s, "ing") for s in stems}})
+    assert code_length(restored, words) < code_length(written, words)
 
 
 def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypatch):
@@ -320,7 +348,8 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     some = dict(list(gold.items())[:3])
     fitted.clear()
     tuning.select_by_code_length(settings, text, some, grid[:2])
-    assert len(fitted) == 2 + 3 and all(f[1] == some for f in fitted)  # and in the second round's
+    # and in the second round's: three relaxations of the stem limits, no letter restored
+    assert len(fitted) == 2 + 3 + 1 and all(f[1] == some for f in fitted)
 
 
 def test_the_second_round_relaxes_the_stem_limits_from_the_first_rounds_winner(monkeypatch):
@@ -332,6 +361,8 @@ def test_the_second_round_relaxes_the_stem_limits_from_the_first_rounds_winner(m
     assert tuning.stem_relaxations(MorphSettings(min_stem=1)) == ({"short_affixes": False},)
     assert tuning.stem_relaxations(MorphSettings(min_stem=2, short_affixes=False)) == ({"min_stem": 1},)
     assert tuning.stem_relaxations(MorphSettings(min_stem=1, short_affixes=False)) == ()
+    assert tuning.restoration_alternatives(MorphSettings()) == ({"restored_endings": ""},)
+    assert tuning.restoration_alternatives(MorphSettings(restored_endings="")) == ()
 
     text, _ = _sample_text_and_gold(spacy.blank("en"))
     fitted = []
@@ -350,13 +381,15 @@ def test_the_second_round_relaxes_the_stem_limits_from_the_first_rounds_winner(m
     found = tuning.select_by_code_length(settings, text, None, [{"gamma_length": 0.05}, {"gamma_length": 0.9}],
                                          report=lambda candidate, value: reports.append(candidate))
     # the second round starts from the winner, which is not learned again
-    assert [f.priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9, 0.9, 0.9]
-    assert [(f.min_stem, f.short_affixes) for f in fitted] == [(3, True)] * 3 + [(2, True), (3, False), (2, False)]
+    assert [f.priors["gamma_length"] for f in fitted] == [0.5, 0.05, 0.9, 0.9, 0.9, 0.9, 0.9]
+    assert [(f.min_stem, f.short_affixes, f.restored_endings) for f in fitted] == (
+        [(3, True, "e")] * 3 + [(2, True, "e"), (3, False, "e"), (2, False, "e"), (3, True, "")])
     assert reports == [c for c, _ in found.results]
     assert [c for c, _ in found.results] == [
         {}, {"gamma_length": 0.05}, {"gamma_length": 0.9}, {"gamma_length": 0.9, "min_stem": 2},
-        {"gamma_length": 0.9, "short_affixes": False}, {"gamma_length": 0.9, "min_stem": 2, "short_affixes": False}]
-    assert [v for _, v in found.results] == [100, 100, 90, 89, 89, 83]
+        {"gamma_length": 0.9, "short_affixes": False}, {"gamma_length": 0.9, "min_stem": 2, "short_affixes": False},
+        {"gamma_length": 0.9, "restored_endings": ""}]
+    assert [v for _, v in found.results] == [100, 100, 90, 89, 89, 83, 90]
     assert found.best == {"gamma_length": 0.9, "min_stem": 2, "short_affixes": False} and found.best_value == 83
     assert found.settings == tuning.apply_candidate(settings, found.best)
     # when no relaxation is shorter, the first round's winner stands
@@ -367,7 +400,7 @@ def test_the_second_round_relaxes_the_stem_limits_from_the_first_rounds_winner(m
     monkeypatch.setattr(tuning, "code_length", relaxing_costs)
     found = tuning.select_by_code_length(settings, text, None, [{"gamma_length": 0.05}, {"gamma_length": 0.9}])
     assert found.best == {"gamma_length": 0.9} and found.settings == tuning.apply_candidate(settings, found.best)
-    assert len(found.results) == 6
+    assert len(found.results) == 7
 
 
 def test_the_default_code_length_grid_crosses_length_prefixes_and_suffixes():
@@ -428,8 +461,8 @@ def test_too_few_annotations_choose_by_code_length_with_them_clamped(monkeypatch
     _, gold = _sample_text_and_gold(nlp)
     assert not tuning.can_tune(len(gold))  # the sample has fewer annotated types than held-out tuning needs
     assert seg.init_report["tuned"]["criterion"] == tuning.CODE_LENGTH
-    # two candidates, three relaxations of the stem limits, then the model
-    assert len(fitted) == 2 + 3 + 1 and all(f == set(gold) for f in fitted)
+    # two candidates, three relaxations of the stem limits, no letter restored, then the model
+    assert len(fitted) == 2 + 3 + 1 + 1 and all(f == set(gold) for f in fitted)
 
 
 def test_initialize_tunes_the_priors_on_the_annotations_unless_told_not_to(monkeypatch):

@@ -268,6 +268,85 @@ def test_the_hypotheses_of_a_word_are_every_segmentation_meeting_the_constraints
     assert [len(segmentations(n)) for n in (4, 8, 15)] == [10, 66, 553]
 
 
+def test_a_stem_is_offered_with_the_letter_its_spelling_dropped_restored():
+    from spacy_struct.morph_segmenter.hypotheses import build_hypotheses, segmentations
+
+    words = ["structured", "structures", "making", "walked"]
+    plain = build_hypotheses(words, max_prefixes=0, max_suffixes=1, min_stem=3)
+    table = build_hypotheses(words, max_prefixes=0, max_suffixes=1, min_stem=3, restored_endings="e")
+    assert not any(plain.stem_tail)
+    analyses = {}
+    for i, word in enumerate(words):
+        hyps = table.hypotheses_of(i)
+        got = [tuple(table.morph_strings[m] for m in table.morphs[h, :table.n_morphs[h]]) for h in hyps]
+        # the written word's hypotheses are all there, in their order, each
+        # followed by its restored twin where the rule allows one
+        surface = [g for g, h in zip(got, hyps) if not table.stem_tail[h]]
+        assert surface == [tuple(word[a:b] for a, b in zip((0, *c), (*c, len(word))))
+                           for c, _ in segmentations(len(word), 0, 1, 3)]
+        for h, morphs in zip(hyps, got):
+            if table.stem_tail[h]:
+                stem, suffix = morphs[table.stem_pos[h]], morphs[table.stem_pos[h] + 1]
+                assert stem.endswith("e") and stem[-2] not in "aeiouy" and suffix[0] in "aeiouy"
+                assert table.cuts[h] == table.cuts[h - 1]  # the same cuts as the written twin before it
+        analyses[word] = {morphs for h, morphs in zip(hyps, got) if table.stem_tail[h]}
+    assert ("structure", "ed") in analyses["structured"] and ("make", "ing") in analyses["making"]
+    # not before the letter alone or with "s": "structures" is structure + s as written
+    assert ("structure", "es") not in analyses["structures"]
+    assert ("walke", "ed") in analyses["walked"]  # a candidate; the lexicon decides against it
+    clamped = build_hypotheses(["making"], clamped={0: ((3,), 0, "e")})
+    assert [clamped.morph_strings[m] for m in clamped.morphs[0, :2]] == ["make", "ing"]
+
+
+def test_restored_stems_are_shared_by_words_and_reach_new_ones():
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    stems = ["bake", "smile", "dance", "care", "score", "state", "trade", "shape", "share", "rate"]
+    # every stem written whole, + d and + ing (its "e" dropped); + s for half of them
+    words = [form for stem in stems for form in (stem, stem + "d", stem[:-1] + "ing")] + [s + "s" for s in stems[:5]]
+    sentences = [[w] for w in words] * 3
+    settings = dict(stage="basic", sweeps=30, max_prefixes=0, max_suffixes=1, min_stem=3)
+    model = MorphModel(MorphSettings(restored_endings="e", **settings))
+    model.fit(sentences)
+    plain = MorphModel(MorphSettings(restored_endings="", **settings))
+    plain.fit(sentences)
+    # with the restoration, one lexicon stem per lemma: "bak|ing" counts as bake + ing
+    assert {model.lexicon_morphs(w)[0] for w in words} == set(stems)
+    assert len({plain.lexicon_morphs(w)[0] for w in words}) > len(stems)
+    assert model.lexicon_morphs("baking") == ("bake", "ing") and tuple(model.segment("baking")) == ("bak", "ing")
+    # new words of known stems come out cut after the whole stem
+    for stem in stems[5:]:
+        assert tuple(model.segment(stem + "s")) == (stem, "s")
+    assert MorphModel.from_dict(model.to_dict()).lexicon_morphs("baking") == model.lexicon_morphs("baking")
+
+
+def test_a_new_word_is_split_as_often_as_the_learned_words_written_alike():
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    # lowercase words take suffixes; capitalized ones (names) are mostly whole
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull", "push", "kiss"]
+    words = [stem + ending for stem in stems for ending in ("", "s", "ed", "ing", "er")]
+    names = ["Anna", "Nina", "Olga", "Vera", "Lena", "Maria", "Tina", "Irena", "Paula", "Sonja", "Diana", "Linda"]
+    sentences = [[w for w in words[k::7]] + [names[k % len(names)]] for k in range(7)] * 4
+    sentences += [[name] for name in names] * 3
+    settings = dict(stage="basic", sweeps=30, max_prefixes=0, max_suffixes=1, min_stem=3)
+    model = MorphModel(MorphSettings(**settings))
+    model.fit(sentences)
+    capitals = {form for form, c in zip(model.forms, model.capitalized) if c}
+    assert capitals == {name.lower() for name in names}  # as written in most of their tokens
+    whole, split = model._case_odds()[True]
+    assert whole > 0 > split  # the learned names are split less often than the words are
+    plain = MorphModel.from_dict({**model.to_dict(), "settings": {**model.to_dict()["settings"],
+                                                                  "new_word_case": False}})
+    # new names that end in a known suffix: written capitalized they stay
+    # whole; in lowercase, or without the case odds, they are cut
+    for name in ("Jenkins", "Walters", "Rivers"):
+        assert plain.segment(name).cuts == plain.segment(name.lower()).cuts == (len(name) - 1,)
+        assert model.segment(name.lower()).cuts == (len(name) - 1,)
+        assert tuple(model.segment(name)) == (name,)
+    assert model.capitalized == MorphModel.from_dict(model.to_dict()).capitalized
+
+
 # ---------------------------------------------------------------- sampler
 SETTINGS = {"gamma_length": 0.5, "gamma_segments": 0.5, "gamma_prefix": 1 / 1.1, "gamma_stem": 1e-4,
             "gamma_suffix": 1 / 1.1, "alpha": 0.1, "alpha_emission": 1e-5, "alpha_transition": 1.0,
@@ -275,18 +354,21 @@ SETTINGS = {"gamma_length": 0.5, "gamma_segments": 0.5, "gamma_prefix": 1 / 1.1,
 STAGES = [(1, False, False), (3, False, False), (3, True, False), (3, True, True)]
 
 
-def _toy_sampler(seed=0, max_suffixes=2):
+def _toy_sampler(seed=0, max_suffixes=2, restored_endings=""):
     from spacy_struct.morph_segmenter._sampler import MorphSampler
     from spacy_struct.morph_segmenter.context import build_context
     from spacy_struct.morph_segmenter.hypotheses import build_hypotheses
 
     words = ["walks", "walked", "talks", "talked", "the", "dog", "dogs", "unwalked", "walk", "."]
+    if restored_endings:  # stems that drop their "e" before a vowel
+        words[5:7] = ["baked", "bakes"]
     rng = np.random.default_rng(seed)
     sentences = [list(rng.integers(0, len(words), size=rng.integers(1, 7))) for _ in range(12)]
     sentences.append([6, 6, 0])  # a type next to itself
     for i in range(len(words)):  # every type has tokens
         sentences.append([i])
-    table = build_hypotheses(words, clamped={3: ((4,), 0)}, max_suffixes=max_suffixes)
+    table = build_hypotheses(words, clamped={3: ((4,), 0)}, max_suffixes=max_suffixes,
+                             restored_endings=restored_endings)
     context = build_context(sentences, words)
     return MorphSampler(table, context, 3, SETTINGS, seed), table, sentences, words
 
@@ -300,11 +382,12 @@ def _reference(sampler, table, sentences, words, stage, tags=None, hyps=None):
                      most_morphs=int(np.max(table.n_morphs)))
 
 
-@pytest.mark.parametrize("max_suffixes", [2, 3])
+@pytest.mark.parametrize("max_suffixes,restored_endings", [(2, ""), (3, ""), (2, "e")])
 @pytest.mark.parametrize("stage", STAGES)
-def test_every_move_of_the_sampler_follows_the_joint_recomputed_from_scratch(stage, max_suffixes):
-    sampler, table, sentences, words = _toy_sampler(max_suffixes=max_suffixes)
+def test_every_move_of_the_sampler_follows_the_joint_recomputed_from_scratch(stage, max_suffixes, restored_endings):
+    sampler, table, sentences, words = _toy_sampler(max_suffixes=max_suffixes, restored_endings=restored_endings)
     assert np.max(table.n_morphs) == 3 + max_suffixes  # up to 2 prefixes, a stem and the suffixes
+    assert any(table.stem_tail) == bool(restored_endings)
     for k, earlier in enumerate(STAGES[:STAGES.index(stage) + 1]):
         sampler.set_stage(*earlier)
         sampler.sweep()
@@ -367,6 +450,13 @@ def test_a_new_word_gets_the_best_segmentation_of_the_type_level_model():
         used = {int(m) - known for m in new.morphs[k, :new.n_morphs[k]] if m >= known}
         moved[t, k] = value + sum(prices[u] - geometric[u] for u in used)
     assert moved[tag, h] == pytest.approx(max(moved.values()), abs=1e-9)
+    # a log factor per hypothesis adds to each hypothesis's score under every tag
+    factors = np.random.default_rng(1).uniform(-5.0, 5.0, len(new.n_morphs))
+    tag, h = sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, prices, factors)
+    shifted = {(t, k): value + factors[k] for (t, k), value in moved.items()}
+    assert shifted[tag, h] == pytest.approx(max(shifted.values()), abs=1e-9)
+    with pytest.raises(ValueError, match="3 hypothesis costs for"):
+        sampler.best_new(new.morphs, new.n_morphs, new.stem_pos, prices, factors[:3])
 
 
 def test_the_stem_limits_apply_to_learned_words_and_to_new_ones(monkeypatch):
@@ -459,3 +549,21 @@ def test_spelling_against_witten_bell_by_hand_and_its_mass():
     mass = sum(math.exp(bigram.log_prob("".join(chars)))
                for n in range(15) for chars in itertools.product("ab", repeat=n))
     assert 0.9 < mass < 1.0
+
+
+def test_the_bench_controls_change_only_how_new_words_are_segmented():
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+    from tools.bench.morph import controls, setting_value
+
+    assert [setting_value(v) for v in ("4", "false", "True", "", "e")] == [4, False, True, "", "e"]
+    words = ["walks", "walked", "talks", "talked", "jumping", "Anna", "Nina", "Olga"]
+    model = MorphModel(MorphSettings(stage="basic", sweeps=5, max_prefixes=0, max_suffixes=1))
+    model.fit([words] * 3)
+    found = controls(model)
+    assert set(found) == {"length", "flat", "caseless"}
+    for how, control in found.items():
+        assert control.forms == model.forms and control.cuts == model.cuts and control.capitalized == model.capitalized
+    assert found["caseless"].settings.new_word_case is False and found["length"].settings.new_strings == "length"
+    assert found["flat"].settings.new_word_case is True
+    off = MorphModel.from_dict({**model.to_dict(), "settings": {**model.to_dict()["settings"], "new_word_case": False}})
+    assert "caseless" not in controls(off)

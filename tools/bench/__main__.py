@@ -148,8 +148,9 @@ def main(argv=None) -> int:
                    help="also score a trained pipeline that sets token._.morphs (repeatable)")
     p.add_argument("--morfessor-bin", type=Path, default=Path(".venvs/morfessor/bin"))
     p.add_argument("--flatcat-ppl", type=float, default=10.0, help="FlatCat's perplexity threshold")
-    p.add_argument("--setting", action="append", default=[], metavar="KEY=INT",
-                   help="a morph_segmenter setting other than its default, e.g. max_suffixes=4 (repeatable)")
+    p.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="a morph_segmenter setting other than its default, e.g. max_suffixes=4, "
+                        "new_word_case=false or restored_endings= (none) (repeatable)")
     p.add_argument("--output", type=Path)
     p.add_argument("--section", default="")
     p = measurement("scale", help="documents/s of nlp.pipe, annotate --engine local -n 2, --engine ray 1|2 workers")
@@ -316,9 +317,9 @@ def main(argv=None) -> int:
         if args.set_name not in morph.SETS:
             parser.error(f"--set must be one of {sorted(morph.SETS)}")
         try:
-            settings = {k: int(v) for k, v in (item.split("=", 1) for item in args.setting)}
+            settings = {k: morph.setting_value(v) for k, v in (item.split("=", 1) for item in args.setting)}
         except ValueError:
-            parser.error(f"--setting takes KEY=INT, got {args.setting}")
+            parser.error(f"--setting takes KEY=VALUE, got {args.setting}")
         inductive = args.protocol == "inductive"
         level, lang = morph.SETS[args.set_name]
         if inductive and level == "ud":

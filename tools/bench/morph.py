@@ -145,6 +145,17 @@ def dev_references(dev_file: Path, level: str):
         return list(DocBin().from_disk(Path(tmp) / "dev.spacy").get_docs(spacy.blank("xx").vocab))
 
 
+def setting_value(text: str):
+    """A --setting value as the MorphSettings field takes it: an integer,
+    true or false, or else the string itself ("" included)."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def score(references, segment: Callable[[str], Sequence[str]],
           learned: Optional[set] = None) -> Dict[str, float]:
     """All scores of a segmentation function over the reference docs; with
@@ -296,7 +307,8 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 #: the controls of how a learned model prices a new word's strings
 CONTROLS = {"length": "new words priced by length (the paper's)",
-            "flat": "new words priced flat per character, at the character model's mean"}
+            "flat": "new words priced flat per character, at the character model's mean",
+            "caseless": "new words split alike whatever their case (new_word_case off)"}
 
 
 def controls(model) -> Dict[str, object]:
@@ -305,24 +317,29 @@ def controls(model) -> Dict[str, object]:
     "flat", the same price for every character (and the end), the mean
     per character of the character model of the stems, which tells the
     gain of that model's price per character from that of its choice of
-    characters."""
+    characters; "caseless", new words split as often whatever their case
+    (`new_word_case` off)."""
     from spacy_struct.morph_segmenter.model import SPELLING_ORDER, MorphModel
     from spacy_struct.morph_segmenter.spelling import Spelling
 
-    def copy(new_strings: str):
+    def copy(new_strings: str, new_word_case: bool = model.settings.new_word_case):
         return MorphModel.from_dict({**model.to_dict(), "settings": {**asdict(model.settings),
-                                                                      "new_strings": new_strings}})
+                                                                      "new_strings": new_strings,
+                                                                      "new_word_case": new_word_case}})
 
     stems = model.learned_stems()
     spelling = Spelling(stems, SPELLING_ORDER)
     per_char = sum(spelling.log_prob(stem) for stem in stems) / sum(len(stem) + 1 for stem in stems)
     flat = copy("spelling")
     flat._new_string_cost = lambda string: per_char * (len(string) + 1)
-    return {"length": copy("length"), "flat": flat}
+    out = {"length": copy("length"), "flat": flat}
+    if model.settings.new_word_case:
+        out["caseless"] = copy(model.settings.new_strings, new_word_case=False)
+    return out
 
 
 def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence[int], sweeps: int,
-             clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, int]] = None,
+             clamped: Optional[Dict[str, List[str]]] = None, settings: Optional[Dict[str, object]] = None,
              tune: bool = True, learned: Optional[set] = None, show: Sequence[str] = ()) -> Dict[str, Row]:
     """morph_segmenter, one run per seed; a row per stage. `settings`:
     MorphSettings fields other than their defaults. With `clamped` types
@@ -384,7 +401,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
 
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,
-             semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, int]] = None,
+             semi: bool = False, supervised: Sequence[str] = (), settings: Optional[Dict[str, object]] = None,
              protocol: str = "transductive", limit: int = 0, show: Sequence[str] = ()):
     """Every system on one set; RETURNS the rows in table order, the
     agreement cue's figure on the set's train gold (sentence sets), and,

@@ -555,7 +555,7 @@ cdef class MorphSampler:
 
     # ------------------------------------------------- words never sampled
     def best_new(self, int32_t[:, ::1] morphs, int32_t[::1] n_morphs, int32_t[::1] stem_pos,
-                 double[::1] new_costs):
+                 double[::1] new_costs, double[::1] hyp_costs=None):
         """The best (tag, hypothesis) of a word outside the sampled types.
 
         morphs, n_morphs, stem_pos: its hypotheses (as in the table); ids
@@ -565,13 +565,16 @@ cdef class MorphSampler:
         character model's log probability). A string the table holds but
         no type uses keeps the geometric price (in a frozen sampler every
         string is used). Scored by the type-level part of the model (tag
-        prior, lexicon, morphs) with the counts as they stand.
+        prior, lexicon, morphs) with the counts as they stand, plus
+        `hyp_costs[h]` (a log factor per hypothesis) when given.
         RETURNS: (tag, index of the hypothesis).
         """
         cdef int t, best_t = 0
         cdef int32_t h, best_h = 0
         cdef double w, best = -INFINITY, tag_w
         newest = int(np.max(np.asarray(morphs))) if morphs.shape[0] else -1
+        if hyp_costs is not None and hyp_costs.shape[0] != morphs.shape[0]:
+            raise ValueError(f"best_new: {hyp_costs.shape[0]} hypothesis costs for {morphs.shape[0]} hypotheses")
         if newest - self.n_strings >= new_costs.shape[0]:
             raise ValueError(f"best_new: {new_costs.shape[0]} prices for the new strings, but the hypotheses "
                              f"use {newest - self.n_strings + 1}")
@@ -584,6 +587,8 @@ cdef class MorphSampler:
             tag_w = log(self.n_tag[t] + self.alpha)
             for h in range(morphs.shape[0]):
                 w = tag_w + self._lexicon_weight(morphs, n_morphs, stem_pos, h, t)
+                if hyp_costs is not None:
+                    w += hyp_costs[h]
                 if w > best:
                     best, best_t, best_h = w, t, h
         return best_t, best_h

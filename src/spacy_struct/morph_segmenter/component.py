@@ -52,22 +52,29 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "max_length": 30,
     "min_stem": 3,
     "short_affixes": True,
+    "restored_endings": "e",
     "new_strings": "spelling",
+    "new_word_case": True,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
 #: the settings that decide how a word the lexicon does not hold is
 #: segmented, which a config given at load time may change
-NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "new_strings")
+NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "restored_endings",
+                     "new_strings", "new_word_case")
 #: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
 #: configured settings beside the learned ones, so a setting given at load
-#: time is told from what tune_priors chose; 4 `new_strings`)
-LEXICON_FORMAT = 4
+#: time is told from what tune_priors chose; 4 `new_strings`; 5 the letter
+#: restored to each learned stem, `restored_endings`, and whether each
+#: learned word was written capitalized, `new_word_case`)
+LEXICON_FORMAT = 5
 #: the layouts this version reads: 1 is read with the constraint it had
 #: then (`short_affixes` true, the default); 1 to 3 with `new_strings` at
 #: its default, "spelling": the learned words keep their segmentation, the
-#: words outside the lexicon are segmented as this version does
-READABLE_LEXICON_FORMATS = (1, 2, 3, 4)
+#: words outside the lexicon are segmented as this version does; 1 to 4
+#: with no letter restored (`restored_endings` ""), as they were learned,
+#: and no case known, so that a new word's case does not move it
+READABLE_LEXICON_FORMATS = (1, 2, 3, 4, 5)
 
 
 @Language.factory(
@@ -92,7 +99,9 @@ def make_morph_segmenter(
     max_length: int,
     min_stem: int,
     short_affixes: bool,
+    restored_endings: str,
     new_strings: str,
+    new_word_case: bool,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -128,12 +137,23 @@ def make_morph_segmenter(
         false lets short roots carry long suffixes, as Mongolian "эс+тэй").
         With tune_priors and no annotations, min_stem and short_affixes are
         where the search starts: the code length may relax each by a step.
+    restored_endings: letters a stem may drop in writing before a suffix
+        that begins with a vowel ("e": English structure + ed is written
+        "structured", make + ing "making"), offered restored so that the
+        written forms of one stem count as one lexicon string; "" for none.
+        The output cuts are the written word's ("structur|ed"). With
+        tune_priors and no annotations, the code length may turn it off.
     new_strings: how a word the lexicon does not hold prices the morphs
         the lexicon lacks: "spelling" (a character model of the learned
         stems, so known affixes come off new stems; see spelling.py) or
         "length" (Lee et al.'s geometric length alone, which leaves most
         such words whole). Lexicons saved before this setting existed read
         as "spelling".
+    new_word_case: a word the lexicon does not hold is split as often as
+        the learned words written with the same case are (capitalized or
+        not, by the first letter): where the learned names mostly stay
+        whole (English), a new capitalized word does too; where they are
+        split like other words (Czech), its case changes nothing.
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -142,7 +162,8 @@ def make_morph_segmenter(
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
-                             new_strings=new_strings, priors=dict(priors))
+                             restored_endings=restored_endings, new_strings=new_strings,
+                             new_word_case=new_word_case, priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 
@@ -256,7 +277,7 @@ class MorphSegmenter(Pipe):
                   + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
                   + f") and {len(tuning.distinct_candidates(configured, grid)) - 1} other candidates, "
                   f"each learned at the basic stage"
-                  + ("; then the best of them with its stem limits relaxed ("
+                  + ("; then the best of them with its stem limits relaxed or no letter restored ("
                      + "; ".join(describe(c) for c in relaxations) + ")" if relaxations else ""))
 
         def figure(value: float) -> str:

@@ -15,15 +15,36 @@ the morphs of hypothesis h are `morphs[h, :n_morphs[h]]` (ids into the
 morph strings, shared across roles, as the master lexicon L* is), its stem
 is the one at `stem_pos[h]`, the morphs before are prefixes and after
 suffixes; the hypotheses of type i are `type_start[i]:type_start[i + 1]`.
+
+A stem may have lost a final letter in writing before its suffix: English
+writes structure+ed as "structured" and make+ing as "making". Read on the
+surface, "structured" is structur+ed and "structures" structure+s, two
+stems where there is one, and the lexicon fills with stems that lack
+their "e" ("structur", "determin") and with "e" and "es" as suffixes, which
+then cut new words wrongly ("structur+es", "brid+e"). With
+`restored_endings` (e.g. "e"), a hypothesis whose stem ends in a consonant
+and is followed by a suffix beginning with a vowel is offered a second
+time with the letter restored to the stem's lexicon string (structure +
+ed, cut "structur|ed"), so both words use one stem. The cuts, and so the
+output, stay those of the written word; only which lexicon string the stem
+counts as changes (`stem_tail[h]`: the letter restored, "" for none). Not
+offered before the letter alone or the letter + "s" as a suffix: those
+would spell the surface form itself ("structure+es" is "structure+s").
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 Segmentation = Tuple[Tuple[int, ...], int]  # (cut offsets inside the word, stem position)
+#: a segmentation with the letter restored to its stem ("" for none)
+Analysis = Tuple[Tuple[int, ...], int, str]
+
+#: the letters after which a restored ending may have been dropped are the
+#: others; a suffix must begin with one of these for the restoration
+VOWELS = frozenset("aeiouy")
 
 
 def _splits(start: int, end: int, max_pieces: int) -> Iterator[Tuple[int, ...]]:
@@ -69,6 +90,15 @@ def segmentations(length: int, max_prefixes: int = 2, max_suffixes: int = 2,
     return out
 
 
+def restorable(stem: str, suffix: str, ending: str) -> bool:
+    """Whether `stem` (as written) may have dropped `ending` before `suffix`
+    (see the module's docstring): the stem ends in a consonant letter, the
+    suffix begins with a vowel, and the suffix is not `ending` alone or
+    `ending` + "s"."""
+    return (len(stem) >= 2 and stem[-1].isalpha() and stem[-1] not in VOWELS and suffix[:1] in VOWELS
+            and suffix not in (ending, ending + "s"))
+
+
 def is_segmentable(word: str, max_length: int) -> bool:
     """Whether a word gets hypotheses beyond itself: it has a letter, no
     digit, and at most `max_length` characters."""
@@ -87,6 +117,7 @@ class HypothesisTable:
     stem_pos: np.ndarray           # (n_hyps,) int32
     type_start: np.ndarray         # (n_types + 1,) int64
     cuts: List[Tuple[int, ...]]    # per hypothesis, its cut offsets
+    stem_tail: List[str]           # per hypothesis, the letter restored to its stem ("" for none)
 
     @property
     def n_types(self) -> int:
@@ -99,19 +130,23 @@ class HypothesisTable:
 
 def build_hypotheses(
     words: Sequence[str],
-    clamped: Optional[Dict[int, Segmentation]] = None,
+    clamped: Optional[Dict[int, Union[Segmentation, Analysis]]] = None,
     max_prefixes: int = 2,
     max_suffixes: int = 2,
     max_length: int = 30,
     morph_ids: Optional[Dict[str, int]] = None,
     min_stem: int = 1,
     short_affixes: bool = True,
+    restored_endings: str = "",
 ) -> HypothesisTable:
     """The hypotheses of every type of `words` (a type per entry).
 
-    clamped: type index to its known segmentation, its only hypothesis.
+    clamped: type index to its known segmentation, its only hypothesis
+        (with the letter restored to its stem as a third item, if any).
     min_stem: the shortest stem a hypothesis may have.
     short_affixes: no affix longer than the stem.
+    restored_endings: the letters a stem may have dropped before a suffix,
+        each offered restored (see the module's docstring); "" for none.
     morph_ids: morph strings already interned (a saved model's), extended
         in place; new strings get the next ids.
     """
@@ -121,11 +156,26 @@ def build_hypotheses(
     rows: List[List[int]] = []
     stems: List[int] = []
     all_cuts: List[Tuple[int, ...]] = []
+    tails: List[str] = []
     starts = [0]
+
+    def add(pieces: List[str], cuts: Tuple[int, ...], stem: int, tail: str) -> None:
+        row = [ids.setdefault(p, len(ids)) for p in pieces]
+        if tail:
+            row[stem] = ids.setdefault(pieces[stem] + tail, len(ids))
+        rows.append(row)
+        stems.append(stem)
+        all_cuts.append(tuple(cuts))
+        tails.append(tail)
+
     for i, word in enumerate(words):
         if i in clamped:
-            options = [clamped[i]]
-        elif is_segmentable(word, max_length):
+            cuts, stem, *given = clamped[i]
+            edges = (0, *cuts, len(word))
+            add([word[x:y] for x, y in zip(edges, edges[1:])], cuts, stem, given[0] if given else "")
+            starts.append(len(rows))
+            continue
+        if is_segmentable(word, max_length):
             n = len(word)
             if n not in cache:
                 cache[n] = segmentations(n, max_prefixes, max_suffixes, min_stem, short_affixes)
@@ -134,9 +184,12 @@ def build_hypotheses(
             options = [((), 0)]
         for cuts, stem in options:
             edges = (0, *cuts, len(word))
-            rows.append([ids.setdefault(word[x:y], len(ids)) for x, y in zip(edges, edges[1:])])
-            stems.append(stem)
-            all_cuts.append(tuple(cuts))
+            pieces = [word[x:y] for x, y in zip(edges, edges[1:])]
+            add(pieces, cuts, stem, "")
+            if stem + 1 < len(pieces):
+                for ending in restored_endings:
+                    if restorable(pieces[stem], pieces[stem + 1], ending):
+                        add(pieces, cuts, stem, ending)
         starts.append(len(rows))
     width = max((len(r) for r in rows), default=1)
     morphs = np.full((len(rows), width), -1, dtype=np.int32)
@@ -153,4 +206,5 @@ def build_hypotheses(
         stem_pos=np.array(stems, dtype=np.int32),
         type_start=np.array(starts, dtype=np.int64),
         cuts=all_cuts,
+        stem_tail=tails,
     )

@@ -22,6 +22,14 @@ sampler's conditional for a new type without the token factors. A string
 the lexicon lacks is priced there by a character model of the learned
 stems (`new_strings = "spelling"`, see `spelling.py`), or, as in the
 paper, by its length alone (`"length"`), which leaves most new words whole.
+With `new_word_case`, a new word is also split as often as the learned
+types written with its case (capitalized or not) are: the lexicon's names
+mostly stay whole in English, so a new name does too.
+
+A stem may be stored with a letter its spelling dropped before the suffix
+(`restored_endings`; "structured" is structure + ed, cut "structur|ed"):
+see hypotheses.py. `lexicon_morphs` gives those strings, `segment` the
+written pieces.
 
 Words are modelled lowercased (`lowercase`) where that keeps their length,
 so "The" and "the" are one type; the cuts apply to the word as written.
@@ -39,6 +47,12 @@ from .context import build_context
 from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_segmentable
 from .spelling import Spelling
 from ..annotations.morphs import Morphs
+
+def is_capitalized(word: str) -> bool:
+    """Whether `word` is written with a capital first letter (a name, in a
+    script with case)."""
+    return word[:1].isupper()
+
 
 #: the model stages, in the order they run
 STAGES = ("basic", "pos", "token_pos", "token_seg")
@@ -82,7 +96,9 @@ class MorphSettings:
     max_length: int = 30
     min_stem: int = 3
     short_affixes: bool = True
+    restored_endings: str = "e"
     new_strings: str = "spelling"
+    new_word_case: bool = True
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -96,6 +112,11 @@ class MorphSettings:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
         if self.new_strings not in NEW_STRING_PRICES:
             raise ValueError(f"{name}: new_strings must be one of {list(NEW_STRING_PRICES)}, got {self.new_strings!r}")
+        if not isinstance(self.restored_endings, str) or not all(c.isalpha() for c in self.restored_endings):
+            raise ValueError(f"{name}: restored_endings must be a string of letters (\"\" for none), "
+                             f"got {self.restored_endings!r}")
+        if not isinstance(self.new_word_case, bool):
+            raise ValueError(f"{name}: new_word_case must be true or false, got {self.new_word_case!r}")
         if not isinstance(self.short_affixes, bool):
             raise ValueError(f"{name}: short_affixes must be true or false, got {self.short_affixes!r}")
         if not isinstance(self.anneal, (int, float)) or self.anneal < 1:
@@ -125,10 +146,14 @@ class MorphModel:
         self.forms: List[str] = []
         self.cuts: List[Tuple[int, ...]] = []
         self.stems: List[int] = []
+        self.tails: List[str] = []
         self.tags: List[int] = []
+        #: per learned type: whether most of its tokens were written capitalized
+        self.capitalized: List[bool] = []
         self._index: Dict[str, int] = {}
         self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
-        self._new: Dict[str, Morphs] = {}
+        self._new: Dict[Tuple[str, bool], Morphs] = {}
+        self._split_odds: Optional[Dict[bool, Tuple[float, float]]] = None
         self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
 
@@ -160,8 +185,16 @@ class MorphModel:
         """
         s = self.settings
         index: Dict[str, int] = {}
+        sentences = [list(sentence) for sentence in sentences]
         ids = [[index.setdefault(self.form(w), len(index)) for w in sentence] for sentence in sentences]
         forms = list(index)
+        capitals = np.zeros(len(forms), dtype=np.int64)
+        tokens = np.zeros(len(forms), dtype=np.int64)
+        for sentence, row in zip(sentences, ids):
+            for word, i in zip(sentence, row):
+                tokens[i] += 1
+                capitals[i] += is_capitalized(word)
+        capitalized = [bool(2 * c > n) for c, n in zip(capitals, tokens)]
         if not forms:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
@@ -180,9 +213,9 @@ class MorphModel:
                     progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
             if stage_end is not None:
                 snapshot = MorphModel(replace(s, stage=stage))
-                snapshot._take_state(forms, table, sampler)
+                snapshot._take_state(forms, table, sampler, capitalized)
                 stage_end(stage, snapshot)
-        self._take_state(forms, table, sampler)
+        self._take_state(forms, table, sampler, capitalized)
 
     def _hypotheses(self, words: Sequence[str], fixed: Optional[Dict[int, Segmentation]] = None,
                     morph_ids: Optional[Dict[str, int]] = None) -> HypothesisTable:
@@ -190,14 +223,17 @@ class MorphModel:
         one place they are read, so learning and new words share them)."""
         s = self.settings
         return build_hypotheses(words, fixed, s.max_prefixes, s.max_suffixes, s.max_length, morph_ids=morph_ids,
-                                min_stem=s.min_stem, short_affixes=s.short_affixes)
+                                min_stem=s.min_stem, short_affixes=s.short_affixes,
+                                restored_endings=s.restored_endings)
 
-    def _take_state(self, forms: List[str], table, sampler: MorphSampler) -> None:
+    def _take_state(self, forms: List[str], table, sampler: MorphSampler, capitalized: List[bool]) -> None:
         hyps = sampler.hyps_array
         self.forms = list(forms)
         self.cuts = [table.cuts[h] for h in hyps]
         self.stems = [int(table.stem_pos[h]) for h in hyps]
+        self.tails = [table.stem_tail[h] for h in hyps]
         self.tags = [int(t) for t in sampler.tags_array]
+        self.capitalized = list(capitalized)
         self._reset()
 
     def _reset(self) -> None:
@@ -205,6 +241,7 @@ class MorphModel:
         self._frozen = None
         self._new = {}
         self._spelling = None
+        self._split_odds = None
 
     # -------------------------------------------------------- segmenting
     def segment(self, word: str) -> Morphs:
@@ -216,21 +253,64 @@ class MorphModel:
             return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i])
         if not self.is_fitted or not is_segmentable(form, self.settings.max_length):
             return Morphs((word,))
-        known = self._new.get(form)
+        key = (form, self.settings.new_word_case and is_capitalized(word))
+        known = self._new.get(key)
         if known is None:
             if len(self._new) >= NEW_WORD_CACHE_SIZE:
                 self._new.clear()  # a stream of ever new words must not grow memory without bound
-            known = self._new[form] = self._segment_new(form)
+            known = self._new[key] = self._segment_new(form, key[1])
         return Morphs.from_cuts(word, known.cuts, known.stem_index, known.tag)
 
-    def _segment_new(self, form: str) -> Morphs:
+    def _segment_new(self, form: str, capitalized: bool = False) -> Morphs:
         sampler, ids = self._frozen_sampler()
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
         costs = self._new_string_costs(table.morph_strings[n_known:])
-        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs)
+        split_costs = None
+        if self.settings.new_word_case:
+            whole, split = self._case_odds()[capitalized]
+            split_costs = np.where(table.n_morphs > 1, split, whole).astype(np.float64)
+        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, split_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
+
+    def _case_odds(self) -> Dict[bool, Tuple[float, float]]:
+        """Per written case (capitalized or not): the log factors by which
+        a new word's unsegmented and segmented hypotheses move, so that it
+        is split as often as the learned words written alike are (add-one
+        shares of the segmentable learned types of that case, over the share
+        of all of them; see `new_word_case`)."""
+        if self._split_odds is None:
+            limit = self.settings.max_length
+            counts = {True: [0, 0], False: [0, 0]}  # case -> [types, of them split]
+            for form, cuts, capital in zip(self.forms, self.cuts, self.capitalized):
+                if is_segmentable(form, limit):
+                    counts[capital][0] += 1
+                    counts[capital][1] += bool(cuts)
+            n_all, split_all = counts[True][0] + counts[False][0], counts[True][1] + counts[False][1]
+            share_all = (split_all + 1) / (n_all + 2)
+            self._split_odds = {}
+            for case, (n, split) in counts.items():
+                if not n:  # no learned word written so (a lexicon saved before the case was kept)
+                    self._split_odds[case] = (0.0, 0.0)
+                    continue
+                share = (split + 1) / (n + 2)
+                self._split_odds[case] = (float(np.log((1 - share) / (1 - share_all))),
+                                          float(np.log(share / share_all)))
+        return self._split_odds
+
+    def lexicon_morphs(self, word: str) -> Tuple[str, ...]:
+        """The lexicon strings `word` is made of: its morphs as `segment`
+        gives them, with the letter its stem dropped in writing restored
+        (structure + ed for "structured"; see `restored_endings`). Only a
+        learned type has one restored; a new word's morphs are as written."""
+        morphs = self.segment(word)
+        i = self._index.get(self.form(word))
+        if i is None or not self.tails[i]:
+            return tuple(morphs)
+        out = list(morphs)
+        out[morphs.stem_index] += self.tails[i]
+        return tuple(out)
 
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
         """log P(spelling each string the lexicon lacks), as `new_strings` says."""
@@ -251,7 +331,8 @@ class MorphModel:
         (not punctuation, numbers or over-long tokens, which stay whole):
         the strings a new word's stem is like. Sorted."""
         limit = self.settings.max_length
-        return sorted({Morphs.from_cuts(form, cuts)[stem] for form, cuts, stem in zip(self.forms, self.cuts, self.stems)
+        return sorted({Morphs.from_cuts(form, cuts)[stem] + tail
+                       for form, cuts, stem, tail in zip(self.forms, self.cuts, self.stems, self.tails)
                        if is_segmentable(form, limit)})
 
     def _frozen_sampler(self) -> Tuple[MorphSampler, Dict[str, int]]:
@@ -259,7 +340,7 @@ class MorphModel:
         learned segmentation as its only hypothesis, its learned tag)."""
         if self._frozen is None:
             s = self.settings
-            fixed = {i: (tuple(c), st) for i, (c, st) in enumerate(zip(self.cuts, self.stems))}
+            fixed = {i: (tuple(c), st, tail) for i, (c, st, tail) in enumerate(zip(self.cuts, self.stems, self.tails))}
             ids: Dict[str, int] = {}
             table = self._hypotheses(self.forms, fixed, morph_ids=ids)
             context = build_context([[i] for i in range(len(self.forms))], self.forms)
@@ -276,23 +357,30 @@ class MorphModel:
         state = dict(self.__dict__)
         state["_frozen"] = None
         state["_spelling"] = None
+        state["_split_odds"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_spelling", None)  # pickled before new_strings existed
+        self.__dict__.setdefault("tails", [""] * len(self.__dict__.get("forms", [])))  # before restored_endings
+        self.__dict__.setdefault("capitalized", [False] * len(self.__dict__.get("forms", [])))  # before case
+        self.__dict__.setdefault("_split_odds", None)
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
         return {"settings": asdict(self.settings), "forms": self.forms, "cuts": [list(c) for c in self.cuts],
-                "stems": self.stems, "tags": self.tags}
+                "stems": self.stems, "tails": self.tails, "tags": self.tags, "capitalized": self.capitalized}
 
     @classmethod
     def from_dict(cls, data: dict) -> "MorphModel":
-        model = cls(MorphSettings(**data["settings"]))
+        # a lexicon saved before `restored_endings` was learned without it
+        model = cls(MorphSettings(**{"restored_endings": "", **data["settings"]}))
         model.forms = list(data["forms"])
         model.cuts = [tuple(c) for c in data["cuts"]]
         model.stems = [int(x) for x in data["stems"]]
+        model.tails = [str(x) for x in data.get("tails", [""] * len(model.forms))]  # saved before restored_endings
+        model.capitalized = [bool(x) for x in data.get("capitalized", [False] * len(model.forms))]  # and case
         model.tags = [int(x) for x in data["tags"]]
         model._reset()
         return model

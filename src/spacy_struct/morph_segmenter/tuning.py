@@ -55,9 +55,13 @@ and tries the stem constraints relaxed: a stem one letter shorter than
 and both. A language of short roots and long suffixes (Mongolian
 "эс+тэй", "үг+ээр") cannot be segmented under the paper's constraint
 that no affix is longer than the stem; the code of the text says when
-the relaxed space pays. The rounds are searched one after the other, not
-crossed, so the second costs three basic stages (each in a wider space of
-hypotheses than the first round's), not three times the first round.
+the relaxed space pays. The same round tries the first round's winner
+without the letters it restores to stems (`restored_endings`, English's
+dropped "e"): a spelling rule of one language, which the code of another
+language's text need not pay for. The rounds are searched one after the
+other, not crossed, so the second costs at most four basic stages (each
+in a wider space of hypotheses than the first round's), not four times
+the first round.
 """
 from __future__ import annotations
 
@@ -164,7 +168,9 @@ def boundary_f1(model: MorphModel, gold: Dict[str, Morphs]) -> float:
 
 def code_length(model: MorphModel, sentences: Sequence[Sequence[str]]) -> float:
     """Nats to send the words of `sentences` as `model` segments them, as
-    Morfessor Baseline 2.0 counts its cost (with token counts).
+    Morfessor Baseline 2.0 counts its cost (with token counts). The morphs
+    are the lexicon's strings (`MorphModel.lexicon_morphs`: a stem with the
+    letter its spelling dropped restored), which is what the model stores.
 
     The lexicon: each distinct morph spelled once, letter by letter with
     the lexicon's letter frequencies and an end mark after each morph, in
@@ -177,7 +183,7 @@ def code_length(model: MorphModel, sentences: Sequence[Sequence[str]]) -> float:
     words = Counter(model.form(word) for sentence in sentences for word in sentence)
     morph_tokens: Counter = Counter()
     for form, count in words.items():
-        for morph in model.segment(form):
+        for morph in model.lexicon_morphs(form):
             morph_tokens[morph] += count
     n_tokens, n_words, n_morphs = sum(morph_tokens.values()), sum(words.values()), len(morph_tokens)
     n_symbols = n_tokens + n_words
@@ -229,7 +235,8 @@ def select_by_code_length(
         (None: `grid_for(CODE_LENGTH, settings)`).
     report: called with each candidate and its code length in nats.
     relaxations: the second round's candidates besides the first round's
-        winner (None: `stem_relaxations` of it; empty: no second round).
+        winner (None: its `stem_relaxations` and
+        `restoration_alternatives`; empty: no second round).
     RETURNS: the `Tuning` (criterion CODE_LENGTH): `best` is all that the
         two rounds changed, `results` every candidate measured, each as
         what it changes from the configured settings.
@@ -241,7 +248,8 @@ def select_by_code_length(
         return code_length(model, sentences)
 
     first = _choose(settings, grid_for(CODE_LENGTH, settings) if grid is None else grid, CODE_LENGTH, measure, report)
-    second_grid = stem_relaxations(first.settings) if relaxations is None else relaxations
+    second_grid = (stem_relaxations(first.settings) + restoration_alternatives(first.settings)
+                   if relaxations is None else relaxations)
     if not second_grid:
         return first
     # each candidate reported and kept as what it changes from the configured settings
@@ -269,6 +277,14 @@ def stem_relaxations(settings: MorphSettings) -> Tuple[Candidate, ...]:
     return tuple(candidates)
 
 
+def restoration_alternatives(settings: MorphSettings) -> Tuple[Candidate, ...]:
+    """The second round's candidate without the letters restored to stems
+    (`restored_endings` ""), when `settings` restore any: a spelling rule
+    of one language (English drops a stem's "e" before "-ed" and "-ing"),
+    which the code of another language's text may not pay for."""
+    return ({"restored_endings": ""},) if settings.restored_endings else ()
+
+
 def criterion_for(n_annotated: int) -> str:
     """What chooses the priors with that many annotated types: the held-out
     ones when there are enough (`can_tune`), else the code length."""
@@ -277,10 +293,13 @@ def criterion_for(n_annotated: int) -> str:
 
 def relaxations_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
     """The second round's candidates that criterion tries after the first
-    round on the configured `settings`: the stem relaxations without
-    annotations (the default first round never changes the stem limits, so
-    the configured settings' relaxations are the winner's), none with them."""
-    return stem_relaxations(settings) if criterion == CODE_LENGTH else ()
+    round on the configured `settings`: without annotations the stem
+    relaxations and the restoration turned off (the default first round
+    changes neither, so the configured settings' are the winner's), none
+    with them."""
+    if criterion != CODE_LENGTH:
+        return ()
+    return stem_relaxations(settings) + restoration_alternatives(settings)
 
 
 def grid_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
