@@ -1,5 +1,7 @@
 """The morph_segmenter component: learning from text, segmenting new words,
 semi-supervised clamping, serialization and errors."""
+import warnings
+
 import pytest
 import spacy
 import srsly
@@ -116,11 +118,17 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert saved["format"] == 5 and len(saved["tails"]) == len(saved["forms"])
     assert saved["settings"]["restored_endings"] == "e"
     del saved["tails"], saved["settings"]["restored_endings"], saved["configured"]["restored_endings"]
+    del saved["capitalized"], saved["settings"]["new_word_case"], saved["configured"]["new_word_case"]
     format_4 = srsly.msgpack_dumps({**saved, "format": 4})
-    plain = spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": ""}).from_bytes(format_4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plain = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_4)
+    # the default config says nothing about the settings the lexicon predates
+    assert not [w for w in caught if "restored_endings" in str(w.message) or "new_word_case" in str(w.message)]
     assert plain.model.settings.restored_endings == "" and set(plain.model.tails) == {""}
-    with pytest.warns(UserWarning, match=r"restored_endings = 'e' \(given at load time; saved: ''\)"):
-        spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_4)
+    assert plain.model._case_odds() == {True: (0.0, 0.0), False: (0.0, 0.0)}  # no case kept: none weighed
+    with pytest.warns(UserWarning, match=r"restored_endings = 'ie' \(given at load time; saved: ''\)"):
+        spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": "ie"}).from_bytes(format_4)
     saved["settings"]["restored_endings"] = saved["configured"]["restored_endings"] = ""
     # one saved before `new_strings` existed reads with its default, and a
     # load-time setting still applies to it
@@ -158,8 +166,9 @@ def test_clear_errors():
         MorphSettings(short_affixes="no").check("seg")
     with pytest.raises(ValueError, match=r"new_strings must be one of \['spelling', 'length'\], got 'chars'"):
         spacy.blank("en").add_pipe("morph_segmenter", config={"new_strings": "chars"})
-    with pytest.raises(ValueError, match=r"restored_endings must be a string of letters .*, got '-'"):
-        spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": "-"})
+    for wrong in ("-", "ee"):
+        with pytest.raises(ValueError, match=rf"restored_endings must be a string of distinct letters .*, got '{wrong}'"):
+            spacy.blank("en").add_pipe("morph_segmenter", config={"restored_endings": wrong})
 
 
 def test_extra_text_is_learned_from(tmp_path):

@@ -294,16 +294,24 @@ def test_a_stem_is_offered_with_the_letter_its_spelling_dropped_restored():
     # not before the letter alone or with "s": "structures" is structure + s as written
     assert ("structure", "es") not in analyses["structures"]
     assert ("walke", "ed") in analyses["walked"]  # a candidate; the lexicon decides against it
-    clamped = build_hypotheses(["making"], clamped={0: ((3,), 0, "e")})
-    assert [clamped.morph_strings[m] for m in clamped.morphs[0, :2]] == ["make", "ing"]
+    # a learned state is one hypothesis, its stem's string as learned; the
+    # written stem is not interned beside it (no hypothesis uses it)
+    state = build_hypotheses(["making"], clamped={0: ((3,), 0, "e")}, restored_endings="e")
+    assert [state.morph_strings[m] for m in state.morphs[0, :2]] == ["make", "ing"] and len(state.n_morphs) == 1
+    assert sorted(state.morph_strings) == ["ing", "make"]
+    # a gold segmentation fixes the cuts only: its restored twin is offered
+    gold = build_hypotheses(["making"], clamped={0: ((3,), 0)}, restored_endings="e")
+    assert [tuple(gold.morph_strings[m] for m in gold.morphs[h, :2]) for h in range(2)] == [("mak", "ing"),
+                                                                                        ("make", "ing")]
+    assert gold.cuts == [(3,), (3,)] and gold.stem_tail == ["", "e"]
 
 
 def test_restored_stems_are_shared_by_words_and_reach_new_ones():
     from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
 
     stems = ["bake", "smile", "dance", "care", "score", "state", "trade", "shape", "share", "rate"]
-    # every stem written whole, + d and + ing (its "e" dropped); + s for half of them
-    words = [form for stem in stems for form in (stem, stem + "d", stem[:-1] + "ing")] + [s + "s" for s in stems[:5]]
+    # every stem written whole, + d and + s; + ing (its "e" dropped) for half of them
+    words = [form for stem in stems for form in (stem, stem + "d", stem + "s")] + [s[:-1] + "ing" for s in stems[:5]]
     sentences = [[w] for w in words] * 3
     settings = dict(stage="basic", sweeps=30, max_prefixes=0, max_suffixes=1, min_stem=3)
     model = MorphModel(MorphSettings(restored_endings="e", **settings))
@@ -314,9 +322,13 @@ def test_restored_stems_are_shared_by_words_and_reach_new_ones():
     assert {model.lexicon_morphs(w)[0] for w in words} == set(stems)
     assert len({plain.lexicon_morphs(w)[0] for w in words}) > len(stems)
     assert model.lexicon_morphs("baking") == ("bake", "ing") and tuple(model.segment("baking")) == ("bak", "ing")
-    # new words of known stems come out cut after the whole stem
+    # new words in "-ing" of known stems are cut before the suffix, on the
+    # known stem; without the restoration their stem is a new string, and
+    # they stay whole
     for stem in stems[5:]:
-        assert tuple(model.segment(stem + "s")) == (stem, "s")
+        new = stem[:-1] + "ing"
+        assert model.segment(new).cuts == (len(stem) - 1,) and model.lexicon_morphs(new) == (stem, "ing")
+        assert plain.segment(new).cuts == ()
     assert MorphModel.from_dict(model.to_dict()).lexicon_morphs("baking") == model.lexicon_morphs("baking")
 
 
@@ -328,7 +340,7 @@ def test_a_new_word_is_split_as_often_as_the_learned_words_written_alike():
     words = [stem + ending for stem in stems for ending in ("", "s", "ed", "ing", "er")]
     names = ["Anna", "Nina", "Olga", "Vera", "Lena", "Maria", "Tina", "Irena", "Paula", "Sonja", "Diana", "Linda"]
     sentences = [[w for w in words[k::7]] + [names[k % len(names)]] for k in range(7)] * 4
-    sentences += [[name] for name in names] * 3
+    sentences += [["walk", name] for name in names] * 3
     settings = dict(stage="basic", sweeps=30, max_prefixes=0, max_suffixes=1, min_stem=3)
     model = MorphModel(MorphSettings(**settings))
     model.fit(sentences)
@@ -344,6 +356,12 @@ def test_a_new_word_is_split_as_often_as_the_learned_words_written_alike():
         assert plain.segment(name).cuts == plain.segment(name.lower()).cuts == (len(name) - 1,)
         assert model.segment(name.lower()).cuts == (len(name) - 1,)
         assert tuple(model.segment(name)) == (name,)
+        # a sentence's first word is capitalized whatever it is: its case is not weighed
+        assert model.segment(name, sentence_start=True).cuts == (len(name) - 1,)
+    # a sentence's first word does not count toward a learned type's case
+    opening = MorphModel(MorphSettings(**settings))
+    opening.fit([["Walks", "talks"], ["walks", "Anna"], ["Walks"]])
+    assert dict(zip(opening.forms, opening.capitalized)) == {"walks": False, "talks": False, "anna": True}
     assert model.capitalized == MorphModel.from_dict(model.to_dict()).capitalized
 
 
@@ -567,3 +585,20 @@ def test_the_bench_controls_change_only_how_new_words_are_segmented():
     assert found["flat"].settings.new_word_case is True
     off = MorphModel.from_dict({**model.to_dict(), "settings": {**model.to_dict()["settings"], "new_word_case": False}})
     assert "caseless" not in controls(off)
+
+
+def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
+    import pickle
+
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    model = MorphModel(MorphSettings(stage="basic", sweeps=3))
+    model.fit([["walks", "walked", "making"]] * 2)
+    state = model.__getstate__()
+    del state["tails"], state["capitalized"]  # as a pickle of the older layout holds it
+    old = MorphModel.__new__(MorphModel)
+    old.__setstate__(state)
+    assert old.settings.restored_endings == "" and old.tails == [""] * 3 and old.capitalized == [False] * 3
+    again = pickle.loads(pickle.dumps(model))
+    assert again.settings.restored_endings == "e" and again.tails == model.tails
+    assert [tuple(again.segment(w)) for w in ("walking", "Walks")] == [tuple(model.segment(w)) for w in ("walking", "Walks")]

@@ -147,21 +147,25 @@ def dev_references(dev_file: Path, level: str):
 
 def setting_value(text: str):
     """A --setting value as the MorphSettings field takes it: an integer,
-    true or false, or else the string itself ("" included)."""
+    a number, true or false, or else the string itself ("" included)."""
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
-def score(references, segment: Callable[[str], Sequence[str]],
-          learned: Optional[set] = None) -> Dict[str, float]:
+def score(references, segment: Callable[..., Sequence[str]],
+          learned: Optional[set] = None, with_position: bool = False) -> Dict[str, float]:
     """All scores of a segmentation function over the reference docs; with
     `learned` (the forms of the text learned from: the inductive protocol),
     the boundary scores of the words it holds ("seen_") and of the others
-    ("unseen_") too."""
+    ("unseen_") too. `with_position`: `segment` also takes whether the word
+    begins its item (as `MorphModel.segment` does: a sentence's first word
+    is capitalized whatever it is)."""
     from spacy.tokens import Doc
     from spacy.training import Example
 
@@ -173,7 +177,8 @@ def score(references, segment: Callable[[str], Sequence[str]],
     examples = []
     for ref in references:
         pred = Doc(ref.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref])
-        write_morphs(pred, {t.i: list(segment(t.text)) for t in pred})
+        write_morphs(pred, {t.i: list(segment(t.text, t.i == 0) if with_position else segment(t.text))
+                            for t in pred})
         examples.append(Example(pred, ref))
     scores = score_morphs(examples)
     scores.update(sigmorphon_scores(sigmorphon_pairs(examples)))
@@ -374,7 +379,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
             row = rows.setdefault(stage, Row(stage))
             row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
             began = time.perf_counter()
-            row.runs.append(score(references, lambda w: tuple(snapshot.segment(w)), learned))
+            row.runs.append(score(references, snapshot.segment, learned, with_position=True))
             shown = lambda segmenter: f"seed {seed}: " + ", ".join("+".join(segmenter.segment(w)) for w in show)
             if show and stage == last_stage:
                 row.shown.append(shown(snapshot))
@@ -382,7 +387,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
                 for how, control_model in controls(snapshot).items():
                     control = rows.setdefault(f"{stage}, {how}", Row(f"{stage}, {how}"))
                     control.seconds.append(row.seconds[-1])
-                    control.runs.append(score(references, lambda w: tuple(control_model.segment(w)), learned))
+                    control.runs.append(score(references, control_model.segment, learned, with_position=True))
                     if show:
                         control.shown.append(shown(control_model))
             scoring[0] += time.perf_counter() - began

@@ -259,7 +259,7 @@ class MorphSegmenter(Pipe):
         configured = self.model.settings
         criterion = tuning.criterion_for(len(clamped))
         grid = tuning.grid_for(criterion, configured)
-        relaxations = tuning.relaxations_for(criterion, configured)
+        relaxations = tuning.relaxations_for(criterion, configured, sentences)
         keys = tuning.tuned_keys([*grid, *relaxations])
         if criterion == tuning.HELD_OUT_F1:
             how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"
@@ -270,11 +270,11 @@ class MorphSegmenter(Pipe):
                           f"{tuning.min_annotated_types()} the priors are tuned on")
 
         def describe(candidate) -> str:
-            return ", ".join(f"{k} = {v}" for k, v in candidate.items()) or "the configured values"
+            return ", ".join(f"{k} = {v!r}" for k, v in candidate.items()) or "the configured values"
 
         start = time.perf_counter()
         self._say(f"{self.name}: choosing {', '.join(keys)} {how}: the configured values ("
-                  + ", ".join(f"{k} = {tuning.current_value(configured, k)}" for k in keys)
+                  + ", ".join(f"{k} = {tuning.current_value(configured, k)!r}" for k in keys)
                   + f") and {len(tuning.distinct_candidates(configured, grid)) - 1} other candidates, "
                   f"each learned at the basic stage"
                   + ("; then the best of them with its stem limits relaxed or no letter restored ("
@@ -286,7 +286,7 @@ class MorphSegmenter(Pipe):
         found = tuning.choose_settings(configured, sentences, clamped, report=lambda candidate, value: self._say(
             f"{self.name}:   {describe(candidate)}: {figure(value)}"))
         self.init_report["tuned"] = {**found.best, "criterion": found.criterion, "value": found.best_value}
-        chosen = ", ".join(f"{k} = {v} (configured: {tuning.current_value(configured, k)})"
+        chosen = ", ".join(f"{k} = {v!r} (configured: {tuning.current_value(configured, k)!r})"
                            for k, v in found.best.items())
         self._say(f"{self.name}: {'chose ' + chosen if chosen else 'kept the configured values'}; "
                   f"{figure(found.best_value)}; {time.perf_counter() - start:.1f} s")
@@ -326,7 +326,9 @@ class MorphSegmenter(Pipe):
         """Set `token._.morphs` on every token (whitespace stays whole)."""
         if not self.model.is_fitted:
             raise ValueError(f"{self.name}: the component has learned nothing; initialize it first")
-        write_morphs(doc, {t.i: (Morphs((t.text,)) if t.is_space else self.model.segment(t.text))
+        # a sentence's first word is capitalized whatever it is: its case is not weighed
+        write_morphs(doc, {t.i: (Morphs((t.text,)) if t.is_space
+                                 else self.model.segment(t.text, sentence_start=bool(t.is_sent_start)))
                            for t in doc if t.text})
         return doc
 
@@ -367,7 +369,11 @@ class MorphSegmenter(Pipe):
         now = plain(self.configured)
         # a setting newer than the saved lexicon: what the lexicon runs with
         before = {**plain(model.settings), **saved_configured}
-        changed = [key for key in now if key in before and now[key] != before[key]]
+        defaults = plain(MorphSettings())
+        # ... and a config that leaves it at its default says nothing about
+        # it: spaCy fills in the default when the saved config lacks the key
+        changed = [key for key in now if key in before and now[key] != before[key]
+                   and (key in saved_configured or now[key] != defaults.get(key))]
         new_word = [key for key in changed if key in NEW_WORD_SETTINGS]
         fixed = [key for key in changed if key not in NEW_WORD_SETTINGS]
         if new_word:

@@ -141,8 +141,9 @@ def build_hypotheses(
 ) -> HypothesisTable:
     """The hypotheses of every type of `words` (a type per entry).
 
-    clamped: type index to its known segmentation, its only hypothesis
-        (with the letter restored to its stem as a third item, if any).
+    clamped: type index to its known segmentation: (cuts, stem position),
+        its only cuts (with its restored twins, if any), or (cuts, stem
+        position, restored letter or ""), its only hypothesis.
     min_stem: the shortest stem a hypothesis may have.
     short_affixes: no affix longer than the stem.
     restored_endings: the letters a stem may have dropped before a suffix,
@@ -160,19 +161,30 @@ def build_hypotheses(
     starts = [0]
 
     def add(pieces: List[str], cuts: Tuple[int, ...], stem: int, tail: str) -> None:
-        row = [ids.setdefault(p, len(ids)) for p in pieces]
-        if tail:
-            row[stem] = ids.setdefault(pieces[stem] + tail, len(ids))
+        # the written stem is not interned for a restored twin: a string no
+        # hypothesis uses would be priced as a known one for new words
+        row = [ids.setdefault(p + tail if k == stem else p, len(ids)) for k, p in enumerate(pieces)]
         rows.append(row)
         stems.append(stem)
         all_cuts.append(tuple(cuts))
         tails.append(tail)
 
+    def add_with_twins(pieces: List[str], cuts: Tuple[int, ...], stem: int) -> None:
+        add(pieces, cuts, stem, "")
+        if stem + 1 < len(pieces):
+            for ending in restored_endings:
+                if restorable(pieces[stem], pieces[stem + 1], ending):
+                    add(pieces, cuts, stem, ending)
+
     for i, word in enumerate(words):
         if i in clamped:
             cuts, stem, *given = clamped[i]
             edges = (0, *cuts, len(word))
-            add([word[x:y] for x, y in zip(edges, edges[1:])], cuts, stem, given[0] if given else "")
+            pieces = [word[x:y] for x, y in zip(edges, edges[1:])]
+            if given:  # a learned state: its own stem string
+                add(pieces, cuts, stem, given[0])
+            else:  # a gold segmentation fixes the cuts, not which string its stem is
+                add_with_twins(pieces, cuts, stem)
             starts.append(len(rows))
             continue
         if is_segmentable(word, max_length):
@@ -184,12 +196,7 @@ def build_hypotheses(
             options = [((), 0)]
         for cuts, stem in options:
             edges = (0, *cuts, len(word))
-            pieces = [word[x:y] for x, y in zip(edges, edges[1:])]
-            add(pieces, cuts, stem, "")
-            if stem + 1 < len(pieces):
-                for ending in restored_endings:
-                    if restorable(pieces[stem], pieces[stem + 1], ending):
-                        add(pieces, cuts, stem, ending)
+            add_with_twins([word[x:y] for x, y in zip(edges, edges[1:])], cuts, stem)
         starts.append(len(rows))
     width = max((len(r) for r in rows), default=1)
     morphs = np.full((len(rows), width), -1, dtype=np.int32)

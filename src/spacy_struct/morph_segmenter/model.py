@@ -112,9 +112,11 @@ class MorphSettings:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
         if self.new_strings not in NEW_STRING_PRICES:
             raise ValueError(f"{name}: new_strings must be one of {list(NEW_STRING_PRICES)}, got {self.new_strings!r}")
-        if not isinstance(self.restored_endings, str) or not all(c.isalpha() for c in self.restored_endings):
-            raise ValueError(f"{name}: restored_endings must be a string of letters (\"\" for none), "
-                             f"got {self.restored_endings!r}")
+        endings = self.restored_endings
+        if (not isinstance(endings, str) or not all(c.isalpha() for c in endings)
+                or len(set(endings)) < len(endings)):
+            raise ValueError(f"{name}: restored_endings must be a string of distinct letters (\"\" for none), "
+                             f"got {endings!r}")
         if not isinstance(self.new_word_case, bool):
             raise ValueError(f"{name}: new_word_case must be true or false, got {self.new_word_case!r}")
         if not isinstance(self.short_affixes, bool):
@@ -148,11 +150,12 @@ class MorphModel:
         self.stems: List[int] = []
         self.tails: List[str] = []
         self.tags: List[int] = []
-        #: per learned type: whether most of its tokens were written capitalized
+        #: per learned type: whether most of its tokens after a sentence's
+        #: first were written capitalized
         self.capitalized: List[bool] = []
         self._index: Dict[str, int] = {}
         self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
-        self._new: Dict[Tuple[str, bool], Morphs] = {}
+        self._new: Dict[Tuple[str, Optional[bool]], Tuple[Morphs, str]] = {}
         self._split_odds: Optional[Dict[bool, Tuple[float, float]]] = None
         self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
@@ -191,7 +194,7 @@ class MorphModel:
         capitals = np.zeros(len(forms), dtype=np.int64)
         tokens = np.zeros(len(forms), dtype=np.int64)
         for sentence, row in zip(sentences, ids):
-            for word, i in zip(sentence, row):
+            for word, i in zip(sentence[1:], row[1:]):  # a sentence's first word is capitalized whatever it is
                 tokens[i] += 1
                 capitals[i] += is_capitalized(word)
         capitalized = [bool(2 * c > n) for c, n in zip(capitals, tokens)]
@@ -244,35 +247,47 @@ class MorphModel:
         self._split_odds = None
 
     # -------------------------------------------------------- segmenting
-    def segment(self, word: str) -> Morphs:
+    def segment(self, word: str, sentence_start: bool = False) -> Morphs:
         """The segmentation of `word` (its learned one, or the best under
-        the type-level model for a word never sampled)."""
+        the type-level model for a word never sampled). `sentence_start`:
+        the word begins its sentence, so its case tells nothing (see
+        `new_word_case`)."""
         form = self.form(word)
         i = self._index.get(form)
         if i is not None:
             return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i])
         if not self.is_fitted or not is_segmentable(form, self.settings.max_length):
             return Morphs((word,))
-        key = (form, self.settings.new_word_case and is_capitalized(word))
+        key = self._new_word_key(word, sentence_start)
         known = self._new.get(key)
         if known is None:
             if len(self._new) >= NEW_WORD_CACHE_SIZE:
                 self._new.clear()  # a stream of ever new words must not grow memory without bound
             known = self._new[key] = self._segment_new(form, key[1])
-        return Morphs.from_cuts(word, known.cuts, known.stem_index, known.tag)
+        return Morphs.from_cuts(word, known[0].cuts, known[0].stem_index, known[0].tag)
 
-    def _segment_new(self, form: str, capitalized: bool = False) -> Morphs:
+    def _new_word_key(self, word: str, sentence_start: bool) -> Tuple[str, Optional[bool]]:
+        """A new word's entry in the cache: its form and the case weighed
+        for it (None where it is not: at a sentence's start, or with
+        `new_word_case` off)."""
+        case = None if sentence_start or not self.settings.new_word_case else is_capitalized(word)
+        return self.form(word), case
+
+    def _segment_new(self, form: str, capitalized: Optional[bool] = None) -> Tuple[Morphs, str]:
+        """The best segmentation of a word outside the lexicon, and the
+        letter restored to its stem ("" for none); `capitalized`: its case
+        (None: unknown, or not to be weighed)."""
         sampler, ids = self._frozen_sampler()
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
         costs = self._new_string_costs(table.morph_strings[n_known:])
         split_costs = None
-        if self.settings.new_word_case:
+        if capitalized is not None:
             whole, split = self._case_odds()[capitalized]
             split_costs = np.where(table.n_morphs > 1, split, whole).astype(np.float64)
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, split_costs)
-        return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag)
+        return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
     def _case_odds(self) -> Dict[bool, Tuple[float, float]]:
         """Per written case (capitalized or not): the log factors by which
@@ -299,17 +314,22 @@ class MorphModel:
                                           float(np.log(share / share_all)))
         return self._split_odds
 
-    def lexicon_morphs(self, word: str) -> Tuple[str, ...]:
+    def lexicon_morphs(self, word: str, sentence_start: bool = False) -> Tuple[str, ...]:
         """The lexicon strings `word` is made of: its morphs as `segment`
         gives them, with the letter its stem dropped in writing restored
-        (structure + ed for "structured"; see `restored_endings`). Only a
-        learned type has one restored; a new word's morphs are as written."""
-        morphs = self.segment(word)
-        i = self._index.get(self.form(word))
-        if i is None or not self.tails[i]:
+        (structure + ed for "structured"; see `restored_endings`)."""
+        morphs = self.segment(word, sentence_start)
+        form = self.form(word)
+        i = self._index.get(form)
+        if i is not None:
+            tail = self.tails[i]
+        else:
+            known = self._new.get(self._new_word_key(word, sentence_start))
+            tail = known[1] if known is not None else ""
+        if not tail:
             return tuple(morphs)
         out = list(morphs)
-        out[morphs.stem_index] += self.tails[i]
+        out[morphs.stem_index] += tail
         return tuple(out)
 
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
@@ -361,6 +381,8 @@ class MorphModel:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if "tails" not in state:  # pickled before restored_endings: learned without it
+            state["settings"] = replace(state["settings"], restored_endings="")
         self.__dict__.update(state)
         self.__dict__.setdefault("_spelling", None)  # pickled before new_strings existed
         self.__dict__.setdefault("tails", [""] * len(self.__dict__.get("forms", [])))  # before restored_endings
@@ -379,8 +401,13 @@ class MorphModel:
         model.forms = list(data["forms"])
         model.cuts = [tuple(c) for c in data["cuts"]]
         model.stems = [int(x) for x in data["stems"]]
+        model.tags = [int(x) for x in data["tags"]]
         model.tails = [str(x) for x in data.get("tails", [""] * len(model.forms))]  # saved before restored_endings
         model.capitalized = [bool(x) for x in data.get("capitalized", [False] * len(model.forms))]  # and case
-        model.tags = [int(x) for x in data["tags"]]
+        lengths = {key: len(getattr(model, key)) for key in ("cuts", "stems", "tags", "tails", "capitalized")}
+        wrong = {key: n for key, n in lengths.items() if n != len(model.forms)}
+        if wrong:
+            raise ValueError(f"the saved lexicon is damaged: {len(model.forms)} word forms, but "
+                             + ", ".join(f"{n} {key}" for key, n in wrong.items()))
         model._reset()
         return model

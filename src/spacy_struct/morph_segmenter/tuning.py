@@ -61,7 +61,9 @@ dropped "e"): a spelling rule of one language, which the code of another
 language's text need not pay for. The rounds are searched one after the
 other, not crossed, so the second costs at most four basic stages (each
 in a wider space of hypotheses than the first round's), not four times
-the first round.
+the first round. The code does not charge which stems carry a restored
+letter, so where a written form can be read both ways it leans a little
+toward keeping the restoration.
 """
 from __future__ import annotations
 
@@ -248,8 +250,11 @@ def select_by_code_length(
         return code_length(model, sentences)
 
     first = _choose(settings, grid_for(CODE_LENGTH, settings) if grid is None else grid, CODE_LENGTH, measure, report)
-    second_grid = (stem_relaxations(first.settings) + restoration_alternatives(first.settings)
-                   if relaxations is None else relaxations)
+    if relaxations is None:
+        relaxations = stem_relaxations(first.settings)
+        if restores_any(first.settings, sentences):
+            relaxations += restoration_alternatives(first.settings)
+    second_grid = relaxations
     if not second_grid:
         return first
     # each candidate reported and kept as what it changes from the configured settings
@@ -285,20 +290,32 @@ def restoration_alternatives(settings: MorphSettings) -> Tuple[Candidate, ...]:
     return ({"restored_endings": ""},) if settings.restored_endings else ()
 
 
+def restores_any(settings: MorphSettings, sentences: Sequence[Sequence[str]]) -> bool:
+    """Whether a letter of `restored_endings` occurs in the text at all (in
+    Cyrillic or Hebrew text the Latin "e" does not, and learning without
+    it would only repeat the model)."""
+    letters = set(settings.restored_endings)
+    return any(letters & set(word.lower()) for sentence in sentences for word in sentence)
+
+
 def criterion_for(n_annotated: int) -> str:
     """What chooses the priors with that many annotated types: the held-out
     ones when there are enough (`can_tune`), else the code length."""
     return HELD_OUT_F1 if can_tune(n_annotated) else CODE_LENGTH
 
 
-def relaxations_for(criterion: str, settings: MorphSettings) -> Tuple[Candidate, ...]:
+def relaxations_for(criterion: str, settings: MorphSettings,
+                    sentences: Optional[Sequence[Sequence[str]]] = None) -> Tuple[Candidate, ...]:
     """The second round's candidates that criterion tries after the first
     round on the configured `settings`: without annotations the stem
     relaxations and the restoration turned off (the default first round
     changes neither, so the configured settings' are the winner's), none
-    with them."""
+    with them. With `sentences`, the restoration is not tried off where
+    its letters do not occur (`restores_any`)."""
     if criterion != CODE_LENGTH:
         return ()
+    if sentences is not None and not restores_any(settings, sentences):
+        return stem_relaxations(settings)
     return stem_relaxations(settings) + restoration_alternatives(settings)
 
 
