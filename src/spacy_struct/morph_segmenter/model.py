@@ -37,6 +37,7 @@ so "The" and "the" are one type; the cuts apply to the word as written.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -188,16 +189,18 @@ class MorphModel:
         """
         s = self.settings
         index: Dict[str, int] = {}
-        sentences = [list(sentence) for sentence in sentences]
-        ids = [[index.setdefault(self.form(w), len(index)) for w in sentence] for sentence in sentences]
-        forms = list(index)
-        capitals = np.zeros(len(forms), dtype=np.int64)
-        tokens = np.zeros(len(forms), dtype=np.int64)
-        for sentence, row in zip(sentences, ids):
-            for word, i in zip(sentence[1:], row[1:]):  # a sentence's first word is capitalized whatever it is
+        ids: List[List[int]] = []
+        tokens: Counter = Counter()  # per type, its tokens after a sentence's first word
+        capitals: Counter = Counter()  # ... of them written capitalized
+        for sentence in sentences:
+            words = list(sentence)
+            row = [index.setdefault(self.form(w), len(index)) for w in words]
+            ids.append(row)
+            for word, i in zip(words[1:], row[1:]):  # a sentence's first word is capitalized whatever it is
                 tokens[i] += 1
                 capitals[i] += is_capitalized(word)
-        capitalized = [bool(2 * c > n) for c, n in zip(capitals, tokens)]
+        forms = list(index)
+        capitalized = [2 * capitals[i] > tokens[i] for i in range(len(forms))]
         if not forms:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
@@ -252,19 +255,33 @@ class MorphModel:
         the type-level model for a word never sampled). `sentence_start`:
         the word begins its sentence, so its case tells nothing (see
         `new_word_case`)."""
+        return self._analysis(word, sentence_start)[0]
+
+    def lexicon_morphs(self, word: str, sentence_start: bool = False) -> Tuple[str, ...]:
+        """The lexicon strings `word` is made of: its morphs as `segment`
+        gives them, with the letter its stem dropped in writing restored
+        (structure + ed for "structured"; see `restored_endings`)."""
+        morphs, tail = self._analysis(word, sentence_start)
+        out = list(morphs)
+        out[morphs.stem_index] += tail
+        return tuple(out)
+
+    def _analysis(self, word: str, sentence_start: bool) -> Tuple[Morphs, str]:
+        """`word`'s segmentation and the letter restored to its stem ("" for none)."""
         form = self.form(word)
         i = self._index.get(form)
         if i is not None:
-            return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i])
+            return Morphs.from_cuts(word, self.cuts[i], self.stems[i], self.tags[i]), self.tails[i]
         if not self.is_fitted or not is_segmentable(form, self.settings.max_length):
-            return Morphs((word,))
+            return Morphs((word,)), ""
         key = self._new_word_key(word, sentence_start)
         known = self._new.get(key)
         if known is None:
             if len(self._new) >= NEW_WORD_CACHE_SIZE:
                 self._new.clear()  # a stream of ever new words must not grow memory without bound
             known = self._new[key] = self._segment_new(form, key[1])
-        return Morphs.from_cuts(word, known[0].cuts, known[0].stem_index, known[0].tag)
+        morphs, tail = known
+        return Morphs.from_cuts(word, morphs.cuts, morphs.stem_index, morphs.tag), tail
 
     def _new_word_key(self, word: str, sentence_start: bool) -> Tuple[str, Optional[bool]]:
         """A new word's entry in the cache: its form and the case weighed
@@ -313,24 +330,6 @@ class MorphModel:
                 self._split_odds[case] = (float(np.log((1 - share) / (1 - share_all))),
                                           float(np.log(share / share_all)))
         return self._split_odds
-
-    def lexicon_morphs(self, word: str, sentence_start: bool = False) -> Tuple[str, ...]:
-        """The lexicon strings `word` is made of: its morphs as `segment`
-        gives them, with the letter its stem dropped in writing restored
-        (structure + ed for "structured"; see `restored_endings`)."""
-        morphs = self.segment(word, sentence_start)
-        form = self.form(word)
-        i = self._index.get(form)
-        if i is not None:
-            tail = self.tails[i]
-        else:
-            known = self._new.get(self._new_word_key(word, sentence_start))
-            tail = known[1] if known is not None else ""
-        if not tail:
-            return tuple(morphs)
-        out = list(morphs)
-        out[morphs.stem_index] += tail
-        return tuple(out)
 
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
         """log P(spelling each string the lexicon lacks), as `new_strings` says."""
