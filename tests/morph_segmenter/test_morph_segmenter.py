@@ -112,10 +112,22 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
+    assert saved["format"] == 6 and saved["settings"]["new_word_endings"] is True
+    with pytest.warns(UserWarning, match=r"new_word_endings = False \(given at load time; saved: True\)"):
+        off = spacy.blank("en").add_pipe("morph_segmenter", config={"new_word_endings": False})
+        assert off.from_bytes(srsly.msgpack_dumps(saved)).model.settings.new_word_endings is False
+    # one saved before `new_word_endings` existed segments new words as it did then
+    del saved["settings"]["new_word_endings"], saved["configured"]["new_word_endings"]
+    format_5 = srsly.msgpack_dumps({**saved, "format": 5})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before_endings = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_5)
+    assert not [w for w in caught if "new_word_endings" in str(w.message)]
+    assert before_endings.model.settings.new_word_endings is False
     # one saved before `restored_endings` existed reads as it was learned:
     # no letter restored to its stems or to new words' (unless the config
     # given at load time says otherwise, which applies to new words)
-    assert saved["format"] == 5 and len(saved["tails"]) == len(saved["forms"])
+    assert len(saved["tails"]) == len(saved["forms"])
     assert saved["settings"]["restored_endings"] == "e"
     del saved["tails"], saved["settings"]["restored_endings"], saved["configured"]["restored_endings"]
     del saved["capitalized"], saved["settings"]["new_word_case"], saved["configured"]["new_word_case"]
@@ -520,7 +532,7 @@ def test_never_seen_stems_lose_the_affixes_the_model_learned(trained):
                        "unblorfly": ("un", "blorf", "ly")}
     saved = model.settings
     try:
-        model.settings = replace(saved, new_strings="length")
+        model.settings = replace(saved, new_strings="length", new_word_endings=False)  # the paper's new words
         model._reset()
         by_length = {w: tuple(model.segment(w)) for w in words}
     finally:

@@ -578,16 +578,19 @@ def test_the_bench_controls_change_only_how_new_words_are_segmented():
     model = MorphModel(MorphSettings(stage="basic", sweeps=5, max_prefixes=0, max_suffixes=1))
     model.fit([words] * 3)
     found = controls(model)
-    assert set(found) == {"length", "flat", "caseless"}
+    assert set(found) == {"length", "flat", "caseless", "suffixes alone"}
     for how, control in found.items():
         assert control.forms == model.forms and control.cuts == model.cuts and control.capitalized == model.capitalized
     assert found["caseless"].settings.new_word_case is False and found["length"].settings.new_strings == "length"
-    assert found["flat"].settings.new_word_case is True
+    assert found["flat"].settings.new_word_case is True and found["caseless"].settings.new_word_endings is True
+    alone = found["suffixes alone"].settings
+    assert alone.new_word_endings is False and alone.new_word_case is True
     off = MorphModel.from_dict({**model.to_dict(), "settings": {**model.to_dict()["settings"], "new_word_case": False}})
     assert "caseless" not in controls(off)
 
 
 def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
+    import copy
     import pickle
 
     from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
@@ -595,10 +598,83 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     model = MorphModel(MorphSettings(stage="basic", sweeps=3))
     model.fit([["walks", "walked", "making"]] * 2)
     state = model.__getstate__()
-    del state["tails"], state["capitalized"]  # as a pickle of the older layout holds it
+    state["settings"] = copy.copy(state["settings"])
+    del state["tails"], state["capitalized"], vars(state["settings"])["new_word_endings"]  # as an older pickle holds it
     old = MorphModel.__new__(MorphModel)
     old.__setstate__(state)
     assert old.settings.restored_endings == "" and old.tails == [""] * 3 and old.capitalized == [False] * 3
+    assert old.settings.new_word_endings is False  # new words as they were then
     again = pickle.loads(pickle.dumps(model))
     assert again.settings.restored_endings == "e" and again.tails == model.tails
+    assert again.settings.new_word_endings is True
+    # pickled after the restoration, before the endings: only the endings are off
+    state = model.__getstate__()
+    state["settings"] = copy.copy(state["settings"])
+    del vars(state["settings"])["new_word_endings"]
+    newer = MorphModel.__new__(MorphModel)
+    newer.__setstate__(state)
+    assert newer.settings.new_word_endings is False and newer.settings.restored_endings == "e"
     assert [tuple(again.segment(w)) for w in ("walking", "Walks")] == [tuple(model.segment(w)) for w in ("walking", "Walks")]
+
+
+def test_the_learned_words_endings_weigh_on_where_a_new_word_is_cut():
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    # "a" is the suffix of two learned words, but most words in "a" are whole;
+    # most words in "ing" are cut before it
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull"]
+    cut = {f"{stem}ing": (len(stem),) for stem in stems} | {f"{stem}s": (len(stem),) for stem in stems}
+    cut |= {"walka": (4,), "talka": (4,)}
+    whole = {w: () for w in stems + ["nina", "olga", "vera", "lena", "tina", "diana", "linda", "sonja", "kinga",
+                                      "paula", "maria", "anna", "thing", "king", "during", "sting"]}
+    lexicon = {**cut, **whole}
+    settings = MorphSettings(stage="basic", max_prefixes=0, max_suffixes=1, min_stem=3, restored_endings="",
+                             new_word_case=False)
+    data = {"settings": vars(settings), "forms": list(lexicon), "cuts": [list(c) for c in lexicon.values()],
+            "stems": [0] * len(lexicon), "tags": [0] * len(lexicon), "tails": [""] * len(lexicon),
+            "capitalized": [False] * len(lexicon)}
+    model = MorphModel.from_dict(data)
+    blind = MorphModel.from_dict({**data, "settings": {**data["settings"], "new_word_endings": False}})
+    odds = model._ending_odds()
+    # against a count by hand: the words ending in the string after a stem
+    # of min_stem letters at least, and those cut there
+    for string in ("a", "ing", "s", "ng", "ka"):
+        ending = [w for w in lexicon if w.endswith(string) and len(w) - len(string) >= 3]
+        cut_there = [w for w in ending if lexicon[w] and w[lexicon[w][-1]:] == string]
+        assert odds[string] == pytest.approx(np.log((len(cut_there) + 1) / (len(ending) - len(cut_there) + 1)))
+    assert "zz" not in odds and "hing" not in odds  # "t+hing": no stem of 3 letters before it
+    # the odds move a new word's hypotheses that end in a suffix, by the
+    # odds of the string they cut off: a known stem + "a" is cut by the
+    # suffix's probability alone, and kept whole where words ending in
+    # "a" are (almost) never cut there
+    assert blind.segment("pulla").cuts == model.segment("pulla").cuts == (4,)  # -1.5 does not outweigh the stem
+    model._reset()
+    model._endings = {**odds, "a": -30.0}
+    assert model.segment("pulla").cuts == () and model.segment("zumbing").cuts == (4,)
+    model._reset()
+    model._endings = {**odds, "ing": -30.0, "ng": 30.0}
+    assert model.segment("zumbing").cuts == (5,)  # "zumbi+ng"
+    assert blind.segment("zumbing").cuts == (4,)
+
+
+def test_an_affix_is_spelled_with_letters():
+    from spacy_struct.morph_segmenter.hypotheses import build_hypotheses, is_affix_spelling
+
+    assert is_affix_spelling("ing") and is_affix_spelling("'s") and is_affix_spelling("in-")
+    assert not is_affix_spelling("'") and not is_affix_spelling("-")  # a letter at least
+    assert is_affix_spelling("ы\u0306")  # a combining mark
+    assert not any(is_affix_spelling(p) for p in ("@enron", ".crab", "/x", "s2", ".", "a b"))
+    table = build_hypotheses(["warner@enron", "alt.crab", "it's", "walks"], max_prefixes=1, max_suffixes=2,
+                             min_stem=1)
+    for i, word in enumerate(["warner@enron", "alt.crab", "it's", "walks"]):
+        for h in table.hypotheses_of(i):
+            edges = (0, *table.cuts[h], len(word))
+            pieces = [word[x:y] for x, y in zip(edges, edges[1:])]
+            assert all(is_affix_spelling(p) for k, p in enumerate(pieces) if k != table.stem_pos[h]), pieces
+    shapes = {(tuple(table.cuts[h]), int(table.stem_pos[h])) for h in table.hypotheses_of(0)}
+    assert ((6,), 0) not in shapes  # not "warner+@enron" with the sign in the suffix
+    assert ((7,), 0) in shapes and ((6,), 1) in shapes  # "warner@+enron", "warner+@enron" as prefix + stem
+    assert (2,) in {tuple(table.cuts[h]) for h in table.hypotheses_of(2)}  # "it+'s"
+    # a word of letters alone keeps every hypothesis
+    assert len(table.hypotheses_of(3)) == len(build_hypotheses(["walks"], max_prefixes=1, max_suffixes=2,
+                                                               min_stem=1).cuts)

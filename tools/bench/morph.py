@@ -313,7 +313,9 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 #: the controls of how a learned model prices a new word's strings
 CONTROLS = {"length": "new words priced by length (the paper's)",
             "flat": "new words priced flat per character, at the character model's mean",
-            "caseless": "new words split alike whatever their case (new_word_case off)"}
+            "caseless": "new words split alike whatever their case (new_word_case off)",
+            "suffixes alone": "new words cut by the suffixes alone, not by how often the learned words ending so are "
+                       "(new_word_endings off)"}
 
 
 def controls(model) -> Dict[str, object]:
@@ -323,14 +325,14 @@ def controls(model) -> Dict[str, object]:
     per character of the character model of the stems, which tells the
     gain of that model's price per character from that of its choice of
     characters; "caseless", new words split as often whatever their case
-    (`new_word_case` off)."""
+    (`new_word_case` off); "suffixes alone", new words cut by their suffixes'
+    probabilities alone (`new_word_endings` off)."""
     from spacy_struct.morph_segmenter.model import SPELLING_ORDER, MorphModel
     from spacy_struct.morph_segmenter.spelling import Spelling
 
-    def copy(new_strings: str, new_word_case: bool = model.settings.new_word_case):
+    def copy(new_strings: str, **settings):
         return MorphModel.from_dict({**model.to_dict(), "settings": {**asdict(model.settings),
-                                                                      "new_strings": new_strings,
-                                                                      "new_word_case": new_word_case}})
+                                                                      "new_strings": new_strings, **settings}})
 
     stems = model.learned_stems()
     spelling = Spelling(stems, SPELLING_ORDER)
@@ -340,6 +342,8 @@ def controls(model) -> Dict[str, object]:
     out = {"length": copy("length"), "flat": flat}
     if model.settings.new_word_case:
         out["caseless"] = copy(model.settings.new_strings, new_word_case=False)
+    if model.settings.new_word_endings:
+        out["suffixes alone"] = copy(model.settings.new_strings, new_word_endings=False)
     return out
 
 

@@ -55,26 +55,30 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "restored_endings": "e",
     "new_strings": "spelling",
     "new_word_case": True,
+    "new_word_endings": True,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
 #: the settings that decide how a word the lexicon does not hold is
 #: segmented, which a config given at load time may change
 NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "restored_endings",
-                     "new_strings", "new_word_case")
+                     "new_strings", "new_word_case", "new_word_endings")
 #: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
 #: configured settings beside the learned ones, so a setting given at load
 #: time is told from what tune_priors chose; 4 `new_strings`; 5 the letter
 #: restored to each learned stem, `restored_endings`, and whether each
-#: learned word was written capitalized, `new_word_case`)
-LEXICON_FORMAT = 5
+#: learned word was written capitalized, `new_word_case`; 6
+#: `new_word_endings` among the settings)
+LEXICON_FORMAT = 6
 #: the layouts this version reads: 1 is read with the constraint it had
 #: then (`short_affixes` true, the default); 1 to 3 with `new_strings` at
 #: its default, "spelling": the learned words keep their segmentation, the
 #: words outside the lexicon are segmented as this version does; 1 to 4
 #: with no letter restored (`restored_endings` ""), as they were learned,
-#: and no case known, so that a new word's case does not move it
-READABLE_LEXICON_FORMATS = (1, 2, 3, 4, 5)
+#: and no case known, so that a new word's case does not move it; 1 to 5
+#: with `new_word_endings` off (their new words are segmented as they were,
+#: except that no affix spelled without letters is cut off any more)
+READABLE_LEXICON_FORMATS = (1, 2, 3, 4, 5, 6)
 
 
 @Language.factory(
@@ -102,6 +106,7 @@ def make_morph_segmenter(
     restored_endings: str,
     new_strings: str,
     new_word_case: bool,
+    new_word_endings: bool,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -154,6 +159,11 @@ def make_morph_segmenter(
         not, by the first letter): where the learned names mostly stay
         whole (English), a new capitalized word does too; where they are
         split like other words (Czech), its case changes nothing.
+    new_word_endings: a cut of a word the lexicon does not hold before a
+        final string is weighed by the log odds that the lexicon cuts the
+        learned words ending in it there (most English words in "-ing",
+        few in "-a" or "-e", though it holds "a" and "e" as suffixes of
+        some).
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -163,7 +173,8 @@ def make_morph_segmenter(
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
                              restored_endings=restored_endings, new_strings=new_strings,
-                             new_word_case=new_word_case, priors=dict(priors))
+                             new_word_case=new_word_case, new_word_endings=new_word_endings,
+                             priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 

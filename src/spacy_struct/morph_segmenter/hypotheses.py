@@ -30,10 +30,19 @@ output, stay those of the written word; only which lexicon string the stem
 counts as changes (`stem_tail[h]`: the letter restored, "" for none). Not
 offered before the letter alone or the letter + "s" as a suffix: those
 would spell the surface form itself ("structure+es" is "structure+s").
+
+An affix is spelled with letters (at least one; besides them, combining
+marks, apostrophes and hyphens: English "'s", "in-"): the dots, at signs,
+slashes and digits inside a token (an address, a file name,
+"Warner@ENRON") are not morphology, so no hypothesis offered for an
+unclamped word cuts one off as an affix ("Warner+@ENRON",
+"alt.animals+.crab"). A stem may hold them; a gold segmentation keeps
+what it says.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+import unicodedata
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -41,6 +50,9 @@ import numpy as np
 Segmentation = Tuple[Tuple[int, ...], int]  # (cut offsets inside the word, stem position)
 #: a segmentation with the letter restored to its stem ("" for none)
 Analysis = Tuple[Tuple[int, ...], int, str]
+
+#: the characters besides letters and combining marks an affix may hold
+AFFIX_PUNCTUATION = frozenset("'’-")
 
 #: the letters after which a restored ending may have been dropped are the
 #: others; a suffix must begin with one of these for the restoration
@@ -97,6 +109,13 @@ def restorable(stem: str, suffix: str, ending: str) -> bool:
     `ending` + "s"."""
     return (len(stem) >= 2 and stem[-1].isalpha() and stem[-1] not in VOWELS and suffix[:1] in VOWELS
             and suffix not in (ending, ending + "s"))
+
+
+def is_affix_spelling(piece: str) -> bool:
+    """Whether `piece` may be an affix: a letter, and besides letters only
+    combining marks, apostrophes and hyphens (see the module's docstring)."""
+    return (any(c.isalpha() for c in piece)
+            and all(c.isalpha() or c in AFFIX_PUNCTUATION or unicodedata.category(c).startswith("M") for c in piece))
 
 
 def is_segmentable(word: str, max_length: int) -> bool:
@@ -194,9 +213,13 @@ def build_hypotheses(
             options = cache[n]
         else:
             options = [((), 0)]
+        plain = word.isalpha()
         for cuts, stem in options:
             edges = (0, *cuts, len(word))
-            add_with_twins([word[x:y] for x, y in zip(edges, edges[1:])], cuts, stem)
+            pieces = [word[x:y] for x, y in zip(edges, edges[1:])]
+            if not plain and not all(is_affix_spelling(p) for k, p in enumerate(pieces) if k != stem):
+                continue
+            add_with_twins(pieces, cuts, stem)
         starts.append(len(rows))
     width = max((len(r) for r in rows), default=1)
     morphs = np.full((len(rows), width), -1, dtype=np.int32)

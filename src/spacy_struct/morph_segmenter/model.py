@@ -24,7 +24,11 @@ stems (`new_strings = "spelling"`, see `spelling.py`), or, as in the
 paper, by its length alone (`"length"`), which leaves most new words whole.
 With `new_word_case`, a new word is also split as often as the learned
 types written with its case (capitalized or not) are: the lexicon's names
-mostly stay whole in English, so a new name does too.
+mostly stay whole in English, so a new name does too. With
+`new_word_endings`, a new word's cut before a final string is also
+weighed by how often the lexicon cuts the learned types that end in it
+there: most of its types in "-ing" before it, few of those in "-a" or
+"-e", though it holds "a" and "e" as suffixes of some.
 
 A stem may be stored with a letter its spelling dropped before the suffix
 (`restored_endings`; "structured" is structure + ed, cut "structur|ed"):
@@ -45,7 +49,7 @@ import numpy as np
 
 from ._sampler import MorphSampler
 from .context import build_context
-from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_segmentable
+from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_affix_spelling, is_segmentable
 from .spelling import Spelling
 from ..annotations.morphs import Morphs
 
@@ -100,6 +104,7 @@ class MorphSettings:
     restored_endings: str = "e"
     new_strings: str = "spelling"
     new_word_case: bool = True
+    new_word_endings: bool = True
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -118,8 +123,9 @@ class MorphSettings:
                 or len(set(endings)) < len(endings)):
             raise ValueError(f"{name}: restored_endings must be a string of distinct letters (\"\" for none), "
                              f"got {endings!r}")
-        if not isinstance(self.new_word_case, bool):
-            raise ValueError(f"{name}: new_word_case must be true or false, got {self.new_word_case!r}")
+        for key in ("new_word_case", "new_word_endings"):
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"{name}: {key} must be true or false, got {getattr(self, key)!r}")
         if not isinstance(self.short_affixes, bool):
             raise ValueError(f"{name}: short_affixes must be true or false, got {self.short_affixes!r}")
         if not isinstance(self.anneal, (int, float)) or self.anneal < 1:
@@ -158,6 +164,7 @@ class MorphModel:
         self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
         self._new: Dict[Tuple[str, Optional[bool]], Tuple[Morphs, str]] = {}
         self._split_odds: Optional[Dict[bool, Tuple[float, float]]] = None
+        self._endings: Optional[Dict[str, float]] = None
         self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
 
@@ -248,6 +255,7 @@ class MorphModel:
         self._new = {}
         self._spelling = None
         self._split_odds = None
+        self._endings = None
 
     # -------------------------------------------------------- segmenting
     def segment(self, word: str, sentence_start: bool = False) -> Morphs:
@@ -293,17 +301,24 @@ class MorphModel:
     def _segment_new(self, form: str, capitalized: Optional[bool] = None) -> Tuple[Morphs, str]:
         """The best segmentation of a word outside the lexicon, and the
         letter restored to its stem ("" for none); `capitalized`: its case
-        (None: unknown, or not to be weighed)."""
+        (None: unknown, or not to be weighed). Each hypothesis is scored by
+        the type-level model, its case odds (`_case_odds`) and, when it ends
+        in a suffix, the odds of that ending (`_ending_odds`)."""
         sampler, ids = self._frozen_sampler()
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
         costs = self._new_string_costs(table.morph_strings[n_known:])
-        split_costs = None
+        hyp_costs = np.zeros(len(table.cuts), dtype=np.float64)
         if capitalized is not None:
             whole, split = self._case_odds()[capitalized]
-            split_costs = np.where(table.n_morphs > 1, split, whole).astype(np.float64)
-        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, split_costs)
+            hyp_costs += np.where(table.n_morphs > 1, split, whole)
+        if self.settings.new_word_endings:
+            odds = self._ending_odds()
+            for h, cuts in enumerate(table.cuts):
+                if table.stem_pos[h] < table.n_morphs[h] - 1:  # it ends in a suffix
+                    hyp_costs[h] += odds.get(form[cuts[-1]:], 0.0)
+        tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, hyp_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
     def _case_odds(self) -> Dict[bool, Tuple[float, float]]:
@@ -330,6 +345,31 @@ class MorphModel:
                 self._split_odds[case] = (float(np.log((1 - share) / (1 - share_all))),
                                           float(np.log(share / share_all)))
         return self._split_odds
+
+    def _ending_odds(self) -> Dict[str, float]:
+        """Per final string of the segmentable learned types: the log odds
+        that the lexicon cuts a type ending in it there, before a suffix
+        (add-one; see `new_word_endings`), over the types where a cut there
+        is possible (the stem before it at least `min_stem` long, the
+        string spelled as an affix). A new word's hypothesis that ends in a
+        suffix is weighed by the odds of its string: the lexicon's own
+        evidence of how often a word ending so is a stem and that suffix,
+        which the suffix's probability alone does not give (the lexicon
+        holds "e" as the suffix of a few types, but keeps most types in
+        "e" whole). A string no learned type ends in weighs nothing."""
+        if self._endings is None:
+            s = self.settings
+            ends: Counter = Counter()
+            cut: Counter = Counter()
+            for form, cuts, stem in zip(self.forms, self.cuts, self.stems):
+                if not is_segmentable(form, s.max_length):
+                    continue
+                ends.update(form[k:] for k in range(s.min_stem, len(form)) if is_affix_spelling(form[k:]))
+                if cuts and stem < len(cuts):  # its last morph is a suffix
+                    cut[form[cuts[-1]:]] += 1
+            self._endings = {string: float(np.log((cut[string] + 1) / (n - cut[string] + 1)))
+                             for string, n in ends.items()}
+        return self._endings
 
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
         """log P(spelling each string the lexicon lacks), as `new_strings` says."""
@@ -377,16 +417,23 @@ class MorphModel:
         state["_frozen"] = None
         state["_spelling"] = None
         state["_split_odds"] = None
+        state["_endings"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
+        older = {}
         if "tails" not in state:  # pickled before restored_endings: learned without it
-            state["settings"] = replace(state["settings"], restored_endings="")
+            older["restored_endings"] = ""
+        if "new_word_endings" not in vars(state["settings"]):  # pickled before it: new words as then
+            older["new_word_endings"] = False
+        if older:
+            state["settings"] = replace(state["settings"], **older)
         self.__dict__.update(state)
         self.__dict__.setdefault("_spelling", None)  # pickled before new_strings existed
         self.__dict__.setdefault("tails", [""] * len(self.__dict__.get("forms", [])))  # before restored_endings
         self.__dict__.setdefault("capitalized", [False] * len(self.__dict__.get("forms", [])))  # before case
         self.__dict__.setdefault("_split_odds", None)
+        self.__dict__.setdefault("_endings", None)
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
@@ -395,8 +442,9 @@ class MorphModel:
 
     @classmethod
     def from_dict(cls, data: dict) -> "MorphModel":
-        # a lexicon saved before `restored_endings` was learned without it
-        model = cls(MorphSettings(**{"restored_endings": "", **data["settings"]}))
+        # a lexicon saved before `restored_endings` was learned without it,
+        # and one saved before `new_word_endings` segments new words as then
+        model = cls(MorphSettings(**{"restored_endings": "", "new_word_endings": False, **data["settings"]}))
         model.forms = list(data["forms"])
         model.cuts = [tuple(c) for c in data["cuts"]]
         model.stems = [int(x) for x in data["stems"]]
