@@ -678,3 +678,18 @@ def test_an_affix_is_spelled_with_letters():
     # a word of letters alone keeps every hypothesis
     assert len(table.hypotheses_of(3)) == len(build_hypotheses(["walks"], max_prefixes=1, max_suffixes=2,
                                                                min_stem=1).cuts)
+
+
+def test_the_ending_odds_count_only_cuts_a_hypothesis_could_make():
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    # clamped gold may cut after a stem shorter than min_stem ("ab+s"): such
+    # a cut is not counted, so the odds stay finite
+    lexicon = {"abs": [2], "cabs": [], "stabs": [3], "grabs": [4]}
+    settings = MorphSettings(stage="basic", max_prefixes=0, max_suffixes=1, min_stem=3)
+    model = MorphModel.from_dict({"settings": vars(settings), "forms": list(lexicon), "cuts": list(lexicon.values()),
+                                  "stems": [0] * 4, "tags": [0] * 4, "tails": [""] * 4, "capitalized": [False] * 4})
+    odds = model._ending_odds()
+    assert odds["s"] == pytest.approx(np.log(2 / 3))  # "grab+s" cut, "cabs" and "stabs" not there; "ab+s" impossible
+    assert odds["bs"] == pytest.approx(np.log(2 / 2))  # "sta+bs" cut, "grabs" not there
+    assert all(np.isfinite(v) for v in odds.values())

@@ -364,8 +364,11 @@ class MorphModel:
             for form, cuts, stem in zip(self.forms, self.cuts, self.stems):
                 if not is_segmentable(form, s.max_length):
                     continue
-                ends.update(form[k:] for k in range(s.min_stem, len(form)) if is_affix_spelling(form[k:]))
-                if cuts and stem < len(cuts):  # its last morph is a suffix
+                possible = [k for k in range(s.min_stem, len(form)) if is_affix_spelling(form[k:])]
+                ends.update(form[k:] for k in possible)
+                # its last morph is a suffix, cut where a cut is counted possible
+                # (a clamped gold segmentation may cut where no hypothesis would)
+                if cuts and stem < len(cuts) and cuts[-1] in possible:
                     cut[form[cuts[-1]:]] += 1
             self._endings = {string: float(np.log((cut[string] + 1) / (n - cut[string] + 1)))
                              for string, n in ends.items()}
