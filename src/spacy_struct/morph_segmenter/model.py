@@ -315,9 +315,11 @@ class MorphModel:
             hyp_costs += np.where(table.n_morphs > 1, split, whole)
         if self.settings.new_word_endings:
             odds = self._ending_odds()
+            # many hypotheses share their last cut (other prefixes, restored twins): one lookup per cut
+            by_cut = {k: odds.get(form[k:], 0.0) for k in {cuts[-1] for cuts in table.cuts if cuts}}
             for h, cuts in enumerate(table.cuts):
                 if table.stem_pos[h] < table.n_morphs[h] - 1:  # it ends in a suffix
-                    hyp_costs[h] += odds.get(form[cuts[-1]:], 0.0)
+                    hyp_costs[h] += by_cut[cuts[-1]]
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, hyp_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
@@ -364,7 +366,7 @@ class MorphModel:
             for form, cuts, stem in zip(self.forms, self.cuts, self.stems):
                 if not is_segmentable(form, s.max_length):
                     continue
-                possible = [k for k in range(s.min_stem, len(form)) if is_affix_spelling(form[k:])]
+                possible = {k for k in range(s.min_stem, len(form)) if is_affix_spelling(form[k:])}
                 ends.update(form[k:] for k in possible)
                 # its last morph is a suffix, cut where a cut is counted possible
                 # (a clamped gold segmentation may cut where no hypothesis would)
