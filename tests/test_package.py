@@ -57,6 +57,20 @@ def test_held_out_documents_are_every_kth_whole_document(tmp_path):
     assert [r["n"] for r in read("out/held.jsonl")] == [3, 4, 5, 9]
     assert [r["n"] for r in read("rest.jsonl")] == [0, 1, 2, 6, 7, 8, 10]
     assert (n_docs, held, kept) == (2, 4, 7)
+    # the folds 0 .. every-1 hold out each document exactly once
+    held_lines = []
+    for fold in range(3):
+        n_docs, held, kept = split_docs(source, tmp_path / f"rest{fold}.jsonl", tmp_path / f"held{fold}.jsonl",
+                                        every=3, fold=fold)
+        lines = [r["n"] for r in read(f"held{fold}.jsonl")]
+        assert held == len(lines) and kept == len(docs) - held
+        assert n_docs == len({docs[n] for n in lines})
+        assert not set(lines) & {r["n"] for r in read(f"rest{fold}.jsonl")}
+        held_lines += lines
+    assert sorted(held_lines) == list(range(len(docs)))
+    assert [r["n"] for r in read("held0.jsonl")] == [0, 1, 6, 10]      # a, d, g
+    with pytest.raises(ValueError, match="--fold must be in 0 .. 2"):
+        split_docs(source, tmp_path / "r.jsonl", tmp_path / "h.jsonl", every=3, fold=3)
     with open(tmp_path / "bad.jsonl", "w") as f:
         f.write(json.dumps({"id": 1}) + "\n")
     with pytest.raises(ValueError, match="line 1: no 'doc_id'"):

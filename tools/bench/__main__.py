@@ -194,6 +194,7 @@ def main(argv=None) -> int:
     p.add_argument("rest", type=Path)
     p.add_argument("held_out", type=Path)
     p.add_argument("--every", type=int, default=10)
+    p.add_argument("--fold", type=int, default=-1, help="which fold to hold out, 0 .. every-1 (default: the last)")
     p = sub.add_parser("unlabelled-docs", help="the docs of .spacy corpora with their words alone (no annotation)")
     p.add_argument("output", type=Path, help=".spacy file to write")
     p.add_argument("inputs", nargs="+", type=Path)
@@ -218,7 +219,7 @@ def main(argv=None) -> int:
     if args.what == "split-docs":
         from .split import split_docs
 
-        docs, held, kept = split_docs(args.input, args.rest, args.held_out, args.every)
+        docs, held, kept = split_docs(args.input, args.rest, args.held_out, args.every, fold=args.fold)
         print(f"{docs} documents ({held} lines) -> {args.held_out}; {kept} lines -> {args.rest}")
         return 0
     if args.what == "segments-ensemble":
