@@ -182,6 +182,22 @@ def test_a_folder_of_teacher_files_is_read_as_one(files, tmp_path):
     assert all(scores.attach(doc) for doc in _references(vocab) + [Doc(vocab, words=["a", "new", "one"])])
     with pytest.raises(ValueError, match="without .npz"):
         TeacherScores(tmp_path / "empty" if (tmp_path / "empty").mkdir() is None else None)
+    # a doc a later file scores again (a sentence repeated across folds): the first file's scores, counted
+    write_teacher_scores(folder / "c.npz", other, teachers[1:], progress=None)
+    with pytest.warns(UserWarning, match="1 docs of c.npz .* the earlier file's scores are kept"):
+        scores = TeacherScores(folder)
+    assert scores.repeated == {"c.npz": 1}
+    again = Doc(vocab, words=["a", "new", "one"])
+    first = Doc(vocab, words=["a", "new", "one"])
+    assert scores.attach(again) and TeacherScores(folder / "b.npz").attach(first)
+    kept = again.user_data[TEACHER_KEY]["overlap_segmenter"][1]
+    from_b = first.user_data[TEACHER_KEY]["overlap_segmenter"][1]
+    assert kept.keys() == from_b.keys()
+    assert all(np.array_equal(kept[r], from_b[r]) for r in kept)
+    c_doc = Doc(vocab, words=["a", "new", "one"])
+    TeacherScores(folder / "c.npz").attach(c_doc)
+    from_c = c_doc.user_data[TEACHER_KEY]["overlap_segmenter"][1]
+    assert not all(np.array_equal(kept[r], from_c[r]) for r in kept)  # the two teachers differ
 
 
 def test_targets_follow_the_students_label_order_and_name():

@@ -169,7 +169,11 @@ def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pip
 class TeacherScores:
     """Teacher files (`write_teacher_scores`), to attach to reference docs:
     one file, or a folder of them (say, one per corpus of a training
-    folder; not its subfolders), for one component and label set."""
+    folder, or one per fold of a corpus, each fold scored by a model
+    trained on the others; not its subfolders), for one component and
+    label set. Where two files score a doc with the same words (a sentence
+    repeated in two folds), the first file by name keeps it, with a
+    warning that counts them."""
 
     def __init__(self, path: Union[str, Path]) -> None:
         self.path = str(path)
@@ -180,8 +184,15 @@ class TeacherScores:
         self.labels: Tuple[str, ...] = ()
         self._arrays: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._by_doc: Dict[str, Tuple[int, List[Tuple[int, int, int]]]] = {}
+        #: docs a later file scores again (the first file's scores are kept): file name -> how many
+        self.repeated: Dict[str, int] = {}
         for file in files:
             self._read(file)
+        if self.repeated:
+            warnings.warn(f"teacher scores {self.path}: " + ", ".join(
+                f"{n} docs of {name}" for name, n in self.repeated.items()) + " have the words of a doc an "
+                f"earlier file scores already (a sentence repeated across corpora or folds); the earlier "
+                f"file's scores are kept for them")
 
     def _read(self, file: Path) -> None:
         try:
@@ -199,12 +210,15 @@ class TeacherScores:
         self.component, self.labels = component, labels
         number = len(self._arrays)
         self._arrays.append((data["values"], data["shapes"], data["offsets"]))
+        repeated = set()
         for row, (key, start, end) in enumerate(zip(data["doc_keys"], data["starts"], data["ends"])):
             owner, rows = self._by_doc.setdefault(str(key), (number, []))
-            if owner != number:
-                raise ValueError(f"teacher scores {self.path}: {file.name} and another file both score a doc "
-                                 f"with these words; write each corpus's scores once")
+            if owner != number:  # an earlier file scores these words: one teacher per doc
+                repeated.add(str(key))
+                continue
             rows.append((int(start), int(end), row))
+        if repeated:
+            self.repeated[file.name] = len(repeated)
 
     def __len__(self) -> int:
         return sum(len(shapes) for _, shapes, _ in self._arrays)
