@@ -693,3 +693,36 @@ def test_the_ending_odds_count_only_cuts_a_hypothesis_could_make():
     assert odds["s"] == pytest.approx(np.log(2 / 3))  # "grab+s" cut, "cabs" and "stabs" not there; "ab+s" impossible
     assert odds["bs"] == pytest.approx(np.log(2 / 2))  # "sta+bs" cut, "grabs" not there
     assert all(np.isfinite(v) for v in odds.values())
+
+
+def test_the_last_stage_settles_toward_the_most_probable_lexicon():
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter.model import SETTLE_TEMPERATURES, MorphModel, MorphSettings
+
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull", "push", "kiss", "want", "need"]
+    words = [stem + ending for stem in stems for ending in ("", "s", "ed", "ing", "er", "ers")]
+    sentences = [words[k::5] for k in range(5)] * 3 + [["the", w] for w in words]
+    rises = 0
+    for seed in range(4):
+        settings = MorphSettings(stage="pos", sweeps=4, seed=seed, max_prefixes=0, n_tags=3)
+        reports, plain_reports = [], []
+        model, draws = MorphModel(settings), []
+        model.fit(sentences, progress=lambda *report: reports.append(report), last_draw=draws.append)
+        settled = [r for r in reports if r[0] == "settle"]
+        assert [r[1] for r in settled] == list(range(1, len(SETTLE_TEMPERATURES) + 1))
+        assert reports[-len(settled):] == settled  # after the last stage's sweeps
+        last_sample = reports[-len(settled) - 1][2]
+        # the cold sweeps climb: the kept lexicon is at least as probable as the last draw
+        assert settled[-1][2] >= last_sample - 1e-9
+        rises += settled[-1][2] > last_sample + 1e-6
+        # without it, the same chain and its last draw (the paper's)
+        plain = MorphModel(replace(settings, settle=False))
+        plain.fit(sentences, progress=lambda *report: plain_reports.append(report), last_draw=draws.append)
+        assert [r[:3] for r in plain_reports] == [r[:3] for r in reports[:-len(settled)]]
+        # the draw before the cold sweeps is handed over once, and is that chain's
+        assert len(draws) == 1 and draws[0].settings.settle is False
+        assert draws[0].cuts == plain.cuts and draws[0].tags == plain.tags
+    assert rises  # it does something
+    with pytest.raises(ValueError, match="settle must be true or false"):
+        MorphSettings(settle="yes").check("morph_segmenter")

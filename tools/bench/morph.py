@@ -311,7 +311,8 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 
 #: the controls of how a learned model prices a new word's strings
-CONTROLS = {"length": "new words priced by length (the paper's)",
+CONTROLS = {"unsettled": "its last draw, not settled (settle off, the paper's)",
+            "length": "new words priced by length (the paper's)",
             "flat": "new words priced flat per character, at the character model's mean",
             "caseless": "new words split alike whatever their case (new_word_case off)",
             "suffixes alone": "new words cut by the suffixes alone, not by how often the learned words ending so are "
@@ -358,7 +359,9 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     seconds to the model, and the rows' note names the choices. With
     `learned` (inductive), the last stage is also scored with the strings
     of the words it never saw priced otherwise (`controls`): rows
-    "<stage>, length" and "<stage>, flat". `show`:
+    "<stage>, length" and "<stage>, flat". With `settle` (the default),
+    the last stage's draw before the cold sweeps is scored too, the same
+    chain unsettled: row "<stage>, unsettled". `show`:
     words whose segmentation by each seed's last stage (and its control)
     the rows keep in `shown`, a line per seed."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
@@ -396,7 +399,15 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
                         control.shown.append(shown(control_model))
             scoring[0] += time.perf_counter() - began
 
-        model.fit(text, gold, stage_end=stage_end)
+        def last_draw(snapshot: MorphModel) -> None:
+            seconds = time.perf_counter() - start - scoring[0]
+            began = time.perf_counter()
+            row = rows.setdefault(f"{last_stage}, unsettled", Row(f"{last_stage}, unsettled"))
+            row.seconds.append(seconds)
+            row.runs.append(score(references, snapshot.segment, learned, with_position=True))
+            scoring[0] += time.perf_counter() - began
+
+        model.fit(text, gold, stage_end=stage_end, last_draw=last_draw)
         n_types = len(model.forms)
         per_stage = [model.sweep_seconds[k * sweeps:(k + 1) * sweeps]
                      for k in range(STAGES.index(last_stage) + 1)]
@@ -406,7 +417,8 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         row.note = f"{statistics.mean(speeds[stage.split(',')[0]]):,.0f} types/s per sweep"
         if choices:
             row.note += "; settings chosen: " + ", ".join(f"{c} ({n} of {len(seeds)} seeds)" for c, n in choices.items())
-    return rows
+    # the controls after the rows of the stages (the unsettled draw is scored before its stage's end)
+    return dict(sorted(rows.items(), key=lambda item: ", " in item[0]))
 
 
 def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_dir: Path, ppl: float,

@@ -31,7 +31,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .model import DEFAULT_PRIORS, MorphModel, MorphSettings
+from .model import DEFAULT_PRIORS, SETTLE_TEMPERATURES, MorphModel, MorphSettings
 from ..annotations import register_extensions
 from ..pipeline import prf_weights
 from ..annotations.morphs import Morphs, doc_morphs, write_morphs
@@ -56,6 +56,7 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "new_strings": "spelling",
     "new_word_case": True,
     "new_word_endings": True,
+    "settle": True,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
@@ -107,6 +108,7 @@ def make_morph_segmenter(
     new_strings: str,
     new_word_case: bool,
     new_word_endings: bool,
+    settle: bool,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -164,6 +166,10 @@ def make_morph_segmenter(
         learned words ending in it there (most English words in "-ing",
         few in "-a" or "-e", though it holds "a" and "e" as suffixes of
         some).
+    settle: end the last stage with a few sweeps at falling temperatures
+        below 1 (0.5, 0.2, 0.05), so that the lexicon kept is near the most
+        probable one the sampler found rather than its last draw; false
+        keeps the last draw (the paper's).
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -174,7 +180,7 @@ def make_morph_segmenter(
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,
                              restored_endings=restored_endings, new_strings=new_strings,
                              new_word_case=new_word_case, new_word_endings=new_word_endings,
-                             priors=dict(priors))
+                             settle=settle, priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 
@@ -304,7 +310,7 @@ class MorphSegmenter(Pipe):
         self.model = MorphModel(found.settings)
 
     def _progress(self, stage: str, sweep: int, log_joint: float, changed: int, seconds: float) -> None:
-        sweeps = self.model.settings.sweeps
+        sweeps = len(SETTLE_TEMPERATURES) if stage == "settle" else self.model.settings.sweeps
         if sweep == 1 or sweep == sweeps or sweep % 10 == 0:
             self._say(f"{self.name}: {stage} sweep {sweep}/{sweeps}: log P {log_joint:,.1f}, "
                       f"{changed:,} types changed, {seconds:.2f} s/sweep")

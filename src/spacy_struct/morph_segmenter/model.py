@@ -12,8 +12,14 @@ model stages run in turn, each from the state the previous one left,
 4. `token_seg`: + the agreement chain over adjacent segmentations.
 
 `stage` names the last one, so `stage = "basic"` is the paper's first row
-and `token_seg` the full model. Types whose segmentation is given
-(semi-supervised) keep it and have only their tag sampled.
+and `token_seg` the full model. With `settle` (the default), the last
+stage ends with SETTLE_TEMPERATURES sweeps at falling temperatures below 1:
+what is kept is then near the most probable lexicon the chain has found
+(each type at its best segmentation given the others), not the last
+sample of the chain, which still moves a few thousand types per sweep at
+temperature 1. `settle = false` keeps the paper's last sample. Types
+whose segmentation is given (semi-supervised) keep it and have only their
+tag sampled.
 
 What is learned is a lexicon: each word type's segmentation and tag. A
 word never sampled is segmented by the type-level model (tag prior,
@@ -76,6 +82,9 @@ DEFAULT_PRIORS: Dict[str, object] = {
 }
 
 
+#: temperatures of the sweeps that end the last stage with `settle`
+SETTLE_TEMPERATURES = (0.5, 0.2, 0.05)
+
 #: segmentations of unseen words kept for reuse; the cache starts over when full
 NEW_WORD_CACHE_SIZE = 100_000
 
@@ -105,6 +114,7 @@ class MorphSettings:
     new_strings: str = "spelling"
     new_word_case: bool = True
     new_word_endings: bool = True
+    settle: bool = True
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -123,7 +133,7 @@ class MorphSettings:
                 or len(set(endings)) < len(endings)):
             raise ValueError(f"{name}: restored_endings must be a string of distinct letters (\"\" for none), "
                              f"got {endings!r}")
-        for key in ("new_word_case", "new_word_endings"):
+        for key in ("new_word_case", "new_word_endings", "settle"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"{name}: {key} must be true or false, got {getattr(self, key)!r}")
         if not isinstance(self.short_affixes, bool):
@@ -184,7 +194,8 @@ class MorphModel:
     # --------------------------------------------------------- learning
     def fit(self, sentences: Iterable[Sequence[str]], clamped: Optional[Dict[str, Morphs]] = None,
             progress: Optional[Progress] = None,
-            stage_end: Optional[Callable[[str, "MorphModel"], None]] = None) -> None:
+            stage_end: Optional[Callable[[str, "MorphModel"], None]] = None,
+            last_draw: Optional[Callable[["MorphModel"], None]] = None) -> None:
         """Learn from sentences of words (each a sequence of strings).
 
         clamped: word form (as `form` gives it) to its known segmentation;
@@ -193,6 +204,9 @@ class MorphModel:
         stage_end: called after each stage with the model as that stage
             leaves it (a separate MorphModel whose `stage` is that stage:
             Lee et al.'s model of that row, trained as the paper trains it).
+        last_draw: with `settle`, called with the model of the last stage's
+            last draw, before the cold sweeps (a separate MorphModel with
+            `settle` off): the same chain unsettled, to compare with.
         """
         s = self.settings
         index: Dict[str, int] = {}
@@ -224,6 +238,16 @@ class MorphModel:
                 self.sweep_seconds.append(seconds)
                 if progress is not None:
                     progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
+            if stage == s.stage and s.settle:
+                if last_draw is not None:
+                    snapshot = MorphModel(replace(s, settle=False))
+                    snapshot._take_state(forms, table, sampler, capitalized)
+                    last_draw(snapshot)
+                for sweep, temperature in enumerate(SETTLE_TEMPERATURES):
+                    start = time.perf_counter()
+                    changed = sampler.sweep(temperature)
+                    if progress is not None:
+                        progress("settle", sweep + 1, sampler.log_joint(), changed, time.perf_counter() - start)
             if stage_end is not None:
                 snapshot = MorphModel(replace(s, stage=stage))
                 snapshot._take_state(forms, table, sampler, capitalized)

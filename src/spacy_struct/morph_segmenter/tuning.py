@@ -205,13 +205,15 @@ def _choose(settings: MorphSettings, grid: Sequence[Candidate], criterion: str,
     """Learn the `basic` stage for the configured settings and each distinct
     candidate, `measure` each model, and keep the best (the first on a tie:
     the configured settings). `measured`: the configured settings' figure
-    when it is known already (they are not learned again)."""
+    when it is known already (they are not learned again). The candidates
+    are compared on the chain's last draw (`settle` off), as when the
+    grids were measured: settling ends the final model's learning alone."""
     results: List[Tuple[Candidate, float]] = []
     for candidate in distinct_candidates(settings, grid):
         if not candidate and measured is not None:
             results.append(({}, measured))
             continue
-        value = measure(MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0])))
+        value = measure(MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0], settle=False)))
         results.append((dict(candidate), value))
         if report is not None:
             report(candidate, value)
