@@ -227,6 +227,13 @@ class MorphModel:
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
         table = self._hypotheses(forms, fixed)
         sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
+
+        def snapshot(settings: MorphSettings) -> "MorphModel":
+            """A separate model of the sampler's state as it stands."""
+            model = MorphModel(settings)
+            model._take_state(forms, table, sampler, capitalized)
+            return model
+
         for stage in STAGES[:STAGES.index(s.stage) + 1]:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
                               stage == "token_seg")
@@ -240,18 +247,14 @@ class MorphModel:
                     progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
             if stage == s.stage and s.settle:
                 if last_draw is not None:
-                    snapshot = MorphModel(replace(s, settle=False))
-                    snapshot._take_state(forms, table, sampler, capitalized)
-                    last_draw(snapshot)
-                for sweep, temperature in enumerate(SETTLE_TEMPERATURES):
+                    last_draw(snapshot(replace(s, settle=False)))
+                for number, temperature in enumerate(SETTLE_TEMPERATURES, 1):
                     start = time.perf_counter()
                     changed = sampler.sweep(temperature)
                     if progress is not None:
-                        progress("settle", sweep + 1, sampler.log_joint(), changed, time.perf_counter() - start)
+                        progress("settle", number, sampler.log_joint(), changed, time.perf_counter() - start)
             if stage_end is not None:
-                snapshot = MorphModel(replace(s, stage=stage))
-                snapshot._take_state(forms, table, sampler, capitalized)
-                stage_end(stage, snapshot)
+                stage_end(stage, snapshot(replace(s, stage=stage)))
         self._take_state(forms, table, sampler, capitalized)
 
     def _hypotheses(self, words: Sequence[str], fixed: Optional[Dict[int, Segmentation]] = None,
