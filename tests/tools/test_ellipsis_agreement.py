@@ -88,3 +88,39 @@ def test_gapped_errors_sorts_right_missed_and_three_kinds_of_wrong():
     assert counts["  of which the key is annotated gapped elsewhere"] == 1
     assert gapped_errors([gold], [predicted], gapped_keys=set())[
         "  of which the key is annotated gapped elsewhere"] == 0
+
+
+def test_rates_call_a_site_by_its_key_then_its_head_then_the_overall_share():
+    from tools.bench.ellipsis_agreement import predict_by_rates
+
+    learned = ([(("human", "genes"), "gapped")] * 3 + [(("il-2", "genes"), "alone")]
+               + [(("nf-at", "sites"), "alone")] * 2 + [(("ap-1", "sites"), "gapped")])
+    # overall 4/7; head "genes" (3 + 2*4/7) / 6 = 0.69, "sites" (1 + 8/7) / 5 = 0.43
+    # (human, genes): (3 + 2*0.69) / 5 = 0.88 -> gapped; (il-2, genes): (0 + 1.38) / 3 = 0.46 -> alone
+    # (mouse, genes), unseen key: the head's 0.69 -> gapped; (x, sites): 0.43 -> alone
+    # (y, cells), unseen head: the overall 4/7 -> gapped
+    scored = [(("human", "genes"), "gapped"), (("il-2", "genes"), "gapped"), (("mouse", "genes"), "alone"),
+              (("x", "sites"), "alone"), (("y", "cells"), "gapped")]
+    called = predict_by_rates(learned, scored)
+    # called gapped: human (right), mouse (wrong), y (right); alone: il-2 (wrong), x (right)
+    assert called["sites"] == 5
+    assert abs(called["accuracy"] - 3 / 5) < 1e-12 and abs(called["majority_accuracy"] - 2 / 5) < 1e-12
+    assert abs(called["precision"] - 2 / 3) < 1e-12 and abs(called["recall"] - 2 / 3) < 1e-12
+    assert abs(called["f1"] - 2 / 3) < 1e-12
+
+
+def test_a_model_calls_a_site_gapped_by_a_segment_from_its_conjunct_to_its_head():
+    from tools.bench.ellipsis_agreement import model_calls, score_calls
+
+    vocab = spacy.blank("en").vocab
+    words = "human and mouse CD19 genes , the NF-AT and AP-1 sites".split()
+    gold = _doc(vocab, words, [("DNA", ((0, 1), (3, 5))), ("DNA", ((2, 5),)),
+                               ("protein", ((7, 8),)), ("DNA", ((9, 11),))])
+    # the gapped site called with another label and its second fragment cut short: still called;
+    # the alone site called gapped
+    predicted = _doc(vocab, words, [("protein", ((0, 1), (4, 5))), ("DNA", ((7, 8), (10, 11)))])
+    calls = model_calls([gold], [predicted])
+    assert calls == [("gapped", True), ("alone", True)]
+    assert model_calls([gold], [_doc(vocab, words, [])]) == [("gapped", False), ("alone", False)]
+    called = score_calls(calls)
+    assert called["accuracy"] == 0.5 and called["precision"] == 0.5 and called["recall"] == 1.0

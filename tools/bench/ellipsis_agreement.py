@@ -30,7 +30,17 @@ kind is split by whether its key (the first fragment's words, the last
 word) is annotated gapped in OTHER: the construction the corpus
 annotates both ways.
 
-`python -m tools.bench.ellipsis_agreement CORPUS.spacy [--model PIPELINE [--keys-from OTHER.spacy]]`
+With `--rates-from OTHER.spacy`, how well OTHER's rates predict how the
+corpus's sites are annotated: each site called gapped when the share of
+gapped sites of its key in OTHER is above 1/2, the key's share smoothed
+towards its head's and the head's towards OTHER's overall share (two
+pseudo-sites each). Against always "alone" (the majority), it measures how
+much of the choice a lexicon of keys and heads learned from OTHER carries
+to new text. With `--model` the model's calls are compared the same way:
+a site is called gapped when the model outputs a gapped segment from its
+conjunct A to its head N.
+
+`python -m tools.bench.ellipsis_agreement CORPUS.spacy [--model PIPELINE [--keys-from OTHER.spacy]] [--rates-from OTHER.spacy]`
 """
 from __future__ import annotations
 
@@ -54,6 +64,13 @@ def sites(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int],
     RETURNS: ((conjunct A lowercased, head N lowercased), "gapped" or
         "alone") per site.
     """
+    return [(site_key(words, conjunct, head), kind) for conjunct, head, kind in site_positions(words, segments)]
+
+
+def site_positions(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int], ...]]]
+                   ) -> List[Tuple[Tuple[int, int], int, str]]:
+    """`sites` as positions: (conjunct A's (start, end), the index of the
+    head N, "gapped" or "alone") per site."""
     segments = list(segments)
     contiguous = {frags[0] for _, frags in segments if len(frags) == 1}
     gapped_first = {frags[0] for _, frags in segments if len(frags) > 1}
@@ -70,7 +87,7 @@ def sites(words: List[str], segments: Iterable[Tuple[str, Tuple[Tuple[int, int],
         for kind, annotated in (("gapped", gapped_first), ("alone", contiguous)):
             conjunct = next((a for a in conjuncts if a in annotated), None)
             if conjunct is not None:
-                found.append((site_key(words, conjunct, end - 1), kind))
+                found.append((conjunct, end - 1, kind))
                 break
     return found
 
@@ -114,6 +131,66 @@ def agreement(all_sites: List[Tuple[Key, str]]) -> Dict[str, object]:
     }
 
 
+def predict_by_rates(learned: List[Tuple[Key, str]], scored: List[Tuple[Key, str]],
+                     pseudo: float = 2.0) -> Dict[str, float]:
+    """How well the gapped shares of keys and heads in `learned` sites
+    predict how the `scored` sites are annotated (see the module docstring).
+
+    learned, scored: `sites` of two corpora.
+    pseudo: the pseudo-sites that pull a key's share to its head's, and a
+        head's to the overall share.
+    RETURNS: sites, accuracy, the accuracy of always "alone", and the P, R
+        and F1 of the sites called gapped (fractions).
+    """
+    by_key: Dict[Key, Counter] = defaultdict(Counter)
+    by_head: Dict[str, Counter] = defaultdict(Counter)
+    for key, kind in learned:
+        by_key[key][kind] += 1
+        by_head[key[1]][kind] += 1
+    overall = sum(kind == "gapped" for _, kind in learned) / len(learned) if learned else 0.0
+
+    def share(count: Counter, prior: float) -> float:
+        return (count["gapped"] + pseudo * prior) / (sum(count.values()) + pseudo)
+
+    return score_calls([(kind, share(by_key[key], share(by_head[key[1]], overall)) > 0.5) for key, kind in scored])
+
+
+def model_calls(gold_docs, predicted_docs) -> List[Tuple[str, bool]]:
+    """How a model calls the gold sites: per site of the gold docs, its
+    kind and whether the model output a gapped segment whose first
+    fragment is the site's conjunct A and whose last word is its head N
+    (docs in the same order, with `doc._.segments`)."""
+    from spacy_struct.overlap_segmenter.scoring import get_segments
+
+    calls = []
+    for gold_doc, doc in zip(gold_docs, predicted_docs):
+        words = [t.text for t in gold_doc]
+        guessed = {(tuple(s.offsets)[0], tuple(s.offsets)[-1][1] - 1) for s in get_segments(doc)
+                   if len(s.offsets) > 1}
+        gold = ((s.label_, tuple(s.offsets)) for s in get_segments(gold_doc))
+        calls.extend((kind, (conjunct, head) in guessed) for conjunct, head, kind in site_positions(words, gold))
+    return calls
+
+
+def score_calls(calls: List[Tuple[str, bool]]) -> Dict[str, float]:
+    """Sites, accuracy, the accuracy of always "alone", and the P, R and F1
+    of the sites called gapped (fractions), from (kind, called gapped)
+    pairs."""
+    tp = sum(called and kind == "gapped" for kind, called in calls)
+    fp = sum(called and kind != "gapped" for kind, called in calls)
+    fn = sum(not called and kind == "gapped" for kind, called in calls)
+    n = len(calls)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {
+        "sites": n,
+        "accuracy": sum(called == (kind == "gapped") for kind, called in calls) / n if n else 0.0,
+        "majority_accuracy": sum(kind == "alone" for kind, _ in calls) / n if n else 0.0,
+        "precision": precision, "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+    }
+
+
 def gapped_errors(gold_docs, predicted_docs, gapped_keys: Optional[Set[Key]] = None) -> Counter:
     """The model's gapped segments and the gold ones, sorted as the module's
     docstring says; docs in the same order, with `doc._.segments`.
@@ -142,6 +219,12 @@ def gapped_errors(gold_docs, predicted_docs, gapped_keys: Optional[Set[Key]] = N
     return counts
 
 
+def print_calls(caller: str, called: Dict[str, float]) -> None:
+    print(f"the {called['sites']} sites as called by {caller}: accuracy {100 * called['accuracy']:.1f}% "
+          f"(always 'alone': {100 * called['majority_accuracy']:.1f}%); gapped P "
+          f"{100 * called['precision']:.1f} / R {100 * called['recall']:.1f} / F1 {100 * called['f1']:.1f}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     import argparse
 
@@ -152,6 +235,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("corpus", type=Path, help="a .spacy file with doc._.segments")
     parser.add_argument("--model", type=Path, help="an overlap_segmenter pipeline to sort the errors of")
     parser.add_argument("--keys-from", type=Path, help="with --model: a corpus whose gapped keys to look the errors up in")
+    parser.add_argument("--rates-from", type=Path,
+                        help="a corpus whose keys' and heads' gapped shares predict this corpus's sites")
     parser.add_argument("--heads", type=int, default=12, help="how many heads to list")
     args = parser.parse_args(argv)
 
@@ -171,6 +256,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     for head, count in sorted(found["by_head"].items(), key=lambda kv: -sum(kv[1].values()))[:args.heads]:
         total = sum(count.values())
         print(f"  {head!r}: {count['gapped']} of {total} gapped ({100 * count['gapped'] / total:.0f}%)")
+    if args.rates_from:
+        learned = corpus_sites(DocBin().from_disk(args.rates_from).get_docs(nlp.vocab))
+        print_calls(f"the gapped shares of {args.rates_from}'s {len(learned)} sites",
+                    predict_by_rates(learned, all_sites))
     if args.model:
         docs = nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
                         for d in gold_docs)
@@ -178,6 +267,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.keys_from:
             other = DocBin().from_disk(args.keys_from).get_docs(nlp.vocab)
             gapped_keys = {key for key, kind in corpus_sites(other) if kind == "gapped"}
+        docs = list(docs)
+        print_calls(str(args.model), score_calls(model_calls(gold_docs, docs)))
         for kind, count in gapped_errors(gold_docs, docs, gapped_keys).items():
             print(f"{args.model}'s gapped segments, {kind}: {count}")
     return 0
