@@ -220,6 +220,7 @@ def gapped_errors(gold_docs, predicted_docs, gapped_keys: Optional[Set[Key]] = N
 
 
 def print_calls(caller: str, called: Dict[str, float]) -> None:
+    """One line: how `caller` called the sites (`score_calls`' figures)."""
     print(f"the {called['sites']} sites as called by {caller}: accuracy {100 * called['accuracy']:.1f}% "
           f"(always 'alone': {100 * called['majority_accuracy']:.1f}%); gapped P "
           f"{100 * called['precision']:.1f} / R {100 * called['recall']:.1f} / F1 {100 * called['f1']:.1f}")
