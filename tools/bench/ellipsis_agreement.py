@@ -108,14 +108,20 @@ def corpus_sites(docs) -> List[Tuple[Key, str]]:
     return found
 
 
-def agreement(all_sites: List[Tuple[Key, str]]) -> Dict[str, object]:
-    """Counts, the majority agreement over repeated keys, the keys seen both
-    ways and the gapped share per head, from `sites` of a whole corpus."""
+def kinds_by_key_and_head(all_sites: List[Tuple[Key, str]]) -> Tuple[Dict[Key, Counter], Dict[str, Counter]]:
+    """How many sites of each kind there are per key and per head N."""
     by_key: Dict[Key, Counter] = defaultdict(Counter)
     by_head: Dict[str, Counter] = defaultdict(Counter)
     for key, kind in all_sites:
         by_key[key][kind] += 1
         by_head[key[1]][kind] += 1
+    return by_key, by_head
+
+
+def agreement(all_sites: List[Tuple[Key, str]]) -> Dict[str, object]:
+    """Counts, the majority agreement over repeated keys, the keys seen both
+    ways and the gapped share per head, from `sites` of a whole corpus."""
+    by_key, by_head = kinds_by_key_and_head(all_sites)
     repeated = {k: v for k, v in by_key.items() if sum(v.values()) >= 2}
     n_repeated = sum(sum(v.values()) for v in repeated.values())
     return {
@@ -142,11 +148,7 @@ def predict_by_rates(learned: List[Tuple[Key, str]], scored: List[Tuple[Key, str
     RETURNS: sites, accuracy, the accuracy of always "alone", and the P, R
         and F1 of the sites called gapped (fractions).
     """
-    by_key: Dict[Key, Counter] = defaultdict(Counter)
-    by_head: Dict[str, Counter] = defaultdict(Counter)
-    for key, kind in learned:
-        by_key[key][kind] += 1
-        by_head[key[1]][kind] += 1
+    by_key, by_head = kinds_by_key_and_head(learned)
     overall = sum(kind == "gapped" for _, kind in learned) / len(learned) if learned else 0.0
 
     def share(count: Counter, prior: float) -> float:
@@ -165,8 +167,8 @@ def model_calls(gold_docs, predicted_docs) -> List[Tuple[str, bool]]:
     calls = []
     for gold_doc, doc in zip(gold_docs, predicted_docs):
         words = [t.text for t in gold_doc]
-        guessed = {(tuple(s.offsets)[0], tuple(s.offsets)[-1][1] - 1) for s in get_segments(doc)
-                   if len(s.offsets) > 1}
+        guessed = {(frags[0], frags[-1][1] - 1) for frags in (tuple(s.offsets) for s in get_segments(doc))
+                   if len(frags) > 1}
         gold = ((s.label_, tuple(s.offsets)) for s in get_segments(gold_doc))
         calls.extend((kind, (conjunct, head) in guessed) for conjunct, head, kind in site_positions(words, gold))
     return calls
@@ -262,13 +264,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print_calls(f"the gapped shares of {args.rates_from}'s {len(learned)} sites",
                     predict_by_rates(learned, all_sites))
     if args.model:
-        docs = nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
-                        for d in gold_docs)
+        docs = list(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
+                             for d in gold_docs))
         gapped_keys = None
         if args.keys_from:
             other = DocBin().from_disk(args.keys_from).get_docs(nlp.vocab)
             gapped_keys = {key for key, kind in corpus_sites(other) if kind == "gapped"}
-        docs = list(docs)
         print_calls(str(args.model), score_calls(model_calls(gold_docs, docs)))
         for kind, count in gapped_errors(gold_docs, docs, gapped_keys).items():
             print(f"{args.model}'s gapped segments, {kind}: {count}")
