@@ -112,10 +112,23 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
-    assert saved["format"] == 6 and saved["settings"]["new_word_endings"] is True
+    assert saved["format"] == 7 and saved["settings"]["new_word_endings"] is True
     with pytest.warns(UserWarning, match=r"new_word_endings = False \(given at load time; saved: True\)"):
         off = spacy.blank("en").add_pipe("morph_segmenter", config={"new_word_endings": False})
         assert off.from_bytes(srsly.msgpack_dumps(saved)).model.settings.new_word_endings is False
+    assert saved["settings"]["new_word_stems"] is True
+    with pytest.warns(UserWarning, match=r"new_word_stems = False \(given at load time; saved: True\)"):
+        off = spacy.blank("en").add_pipe("morph_segmenter", config={"new_word_stems": False})
+        assert off.from_bytes(srsly.msgpack_dumps(saved)).model.settings.new_word_stems is False
+    # one saved before `new_word_stems` existed segments new words as it did then
+    del saved["settings"]["new_word_stems"], saved["configured"]["new_word_stems"]
+    format_6 = srsly.msgpack_dumps({**saved, "format": 6})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before_stems = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_6)
+    assert not [w for w in caught if "new_word_stems" in str(w.message)]
+    assert before_stems.model.settings.new_word_stems is False
+    assert before_stems.model.settings.new_word_endings is True
     # one saved before `new_word_endings` existed segments new words as it did then
     del saved["settings"]["new_word_endings"], saved["configured"]["new_word_endings"]
     format_5 = srsly.msgpack_dumps({**saved, "format": 5})

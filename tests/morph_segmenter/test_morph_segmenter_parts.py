@@ -578,13 +578,15 @@ def test_the_bench_controls_change_only_how_new_words_are_segmented():
     model = MorphModel(MorphSettings(stage="basic", sweeps=5, max_prefixes=0, max_suffixes=1))
     model.fit([words] * 3)
     found = controls(model)
-    assert set(found) == {"length", "flat", "caseless", "suffixes alone"}
+    assert set(found) == {"length", "flat", "caseless", "suffixes alone", "held stems"}
     for how, control in found.items():
         assert control.forms == model.forms and control.cuts == model.cuts and control.capitalized == model.capitalized
     assert found["caseless"].settings.new_word_case is False and found["length"].settings.new_strings == "length"
     assert found["flat"].settings.new_word_case is True and found["caseless"].settings.new_word_endings is True
     alone = found["suffixes alone"].settings
     assert alone.new_word_endings is False and alone.new_word_case is True
+    held = found["held stems"].settings
+    assert held.new_word_stems is False and held.new_word_endings is True and alone.new_word_stems is True
     off = MorphModel.from_dict({**model.to_dict(), "settings": {**model.to_dict()["settings"], "new_word_case": False}})
     assert "caseless" not in controls(off)
 
@@ -600,13 +602,14 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     state = model.__getstate__()
     state["settings"] = copy.copy(state["settings"])
     del state["tails"], state["capitalized"], vars(state["settings"])["new_word_endings"]  # as an older pickle holds it
+    del vars(state["settings"])["new_word_stems"]
     old = MorphModel.__new__(MorphModel)
     old.__setstate__(state)
     assert old.settings.restored_endings == "" and old.tails == [""] * 3 and old.capitalized == [False] * 3
-    assert old.settings.new_word_endings is False  # new words as they were then
+    assert old.settings.new_word_endings is False and old.settings.new_word_stems is False  # new words as then
     again = pickle.loads(pickle.dumps(model))
     assert again.settings.restored_endings == "e" and again.tails == model.tails
-    assert again.settings.new_word_endings is True
+    assert again.settings.new_word_endings is True and again.settings.new_word_stems is True
     # pickled after the restoration, before the endings: only the endings are off
     state = model.__getstate__()
     state["settings"] = copy.copy(state["settings"])
@@ -614,6 +617,7 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     newer = MorphModel.__new__(MorphModel)
     newer.__setstate__(state)
     assert newer.settings.new_word_endings is False and newer.settings.restored_endings == "e"
+    assert newer.settings.new_word_stems is True
     assert [tuple(again.segment(w)) for w in ("walking", "Walks")] == [tuple(model.segment(w)) for w in ("walking", "Walks")]
 
 
@@ -655,6 +659,53 @@ def test_the_learned_words_endings_weigh_on_where_a_new_word_is_cut():
     model._endings = {**odds, "ing": -30.0, "ng": 30.0}
     assert model.segment("zumbing").cuts == (5,)  # "zumbi+ng"
     assert blind.segment("zumbing").cuts == (4,)
+
+
+def test_a_new_word_takes_a_held_stem_as_often_as_the_learned_words_it_could_spell_do():
+    from math import exp, log
+
+    from spacy_struct.morph_segmenter._sampler import _dm
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    # eight stems with "-ing" and "-s", two words cut before "e", and words
+    # whose stem no other word has
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull"]
+    cut = {f"{stem}ing": (len(stem),) for stem in stems} | {f"{stem}s": (len(stem),) for stem in stems}
+    cut |= {"bake": (3,), "cake": (3,)}
+    alone = ["fat", "sea", "brand", "nina", "olga", "vera", "lena", "table", "chair", "house", "horse", "river",
+             "stone", "cloud", "green", "light", "bread", "apple", "board", "candle", "dinner", "eagle", "forest"]
+    lexicon = {**cut, **{w: () for w in stems + alone}}
+    settings = MorphSettings(stage="basic", max_prefixes=0, max_suffixes=1, min_stem=3, restored_endings="",
+                             new_word_case=False, new_word_endings=False)
+    data = {"settings": vars(settings), "forms": list(lexicon), "cuts": [list(c) for c in lexicon.values()],
+            "stems": [0] * len(lexicon), "tags": [0] * len(lexicon), "tails": [""] * len(lexicon),
+            "capitalized": [False] * len(lexicon)}
+    model = MorphModel.from_dict(data)
+    blind = MorphModel.from_dict({**data, "settings": {**data["settings"], "new_word_stems": False}})
+    new_stem, held_stem, held = model._stem_odds()
+    # by hand: a stem another word has and a held suffix spell the 16
+    # "-ing" and "-s" words, all cut so; no other ("bak+e": no other word
+    # has "bak"; "tabl+e", "ston+e": no word has the stem)
+    share = (16 + 1) / (16 + 2)
+    assert held_stem == pytest.approx(log(share))
+    # the sampler's weight of a new stem: one more outcome of the stems'
+    # Dirichlet-multinomial (its marginal recomputed), not drawn as a string
+    counts = np.array([3] * 8 + [1] * (2 + len(alone)))
+    a, gamma = settings.priors["alpha"], settings.priors["gamma_stem"]
+    marginal = _dm(counts, a, len(counts))
+    as_new = _dm(np.append(counts, 1), a, len(counts) + 1) - marginal + log(1 - gamma)
+    assert new_stem == pytest.approx(log(1 - share) - as_new)
+    # ... while the held stems' weights sum to one
+    grown = [_dm(counts + (np.arange(len(counts)) == k), a, len(counts)) - marginal for k in range(len(counts))]
+    assert sum(exp(w) for w in grown) == pytest.approx(1.0)
+    _, ids = model._frozen_sampler()
+    assert sorted(held) == sorted(ids[stem] for stem in stems + ["bak", "cak"] + alone)
+    # a held stem and a string the lexicon lacks as a suffix: cut without
+    # it, whole with it; known suffixes still come off new and held stems
+    assert blind.segment("tablet").cuts == (5,) and model.segment("tablet").cuts == ()
+    assert blind.segment("walkman").cuts == (4,) and model.segment("walkman").cuts == ()
+    for word, cuts in (("kicking", (4,)), ("zumbing", (4,)), ("fats", (3,)), ("tables", (5,)), ("boarding", (5,))):
+        assert model.segment(word).cuts == blind.segment(word).cuts == cuts, word
 
 
 def test_an_affix_is_spelled_with_letters():

@@ -316,7 +316,9 @@ CONTROLS = {"unsettled": "its last draw, not settled (settle off, the paper's)",
             "flat": "new words priced flat per character, at the character model's mean",
             "caseless": "new words split alike whatever their case (new_word_case off)",
             "suffixes alone": "new words cut by the suffixes alone, not by how often the learned words ending so are "
-                       "(new_word_endings off)"}
+                       "(new_word_endings off)",
+            "held stems": "new words' stems weighed as for a learned word, not as often new as the learned words' "
+                          "stems are their own (new_word_stems off)"}
 
 
 def controls(model) -> Dict[str, object]:
@@ -327,7 +329,9 @@ def controls(model) -> Dict[str, object]:
     gain of that model's price per character from that of its choice of
     characters; "caseless", new words split as often whatever their case
     (`new_word_case` off); "suffixes alone", new words cut by their suffixes'
-    probabilities alone (`new_word_endings` off)."""
+    probabilities alone (`new_word_endings` off); "held stems", a new word's
+    stem weighed by the stems' Dirichlet-multinomial alone, which nearly
+    never draws a new one (`new_word_stems` off)."""
     from spacy_struct.morph_segmenter.model import SPELLING_ORDER, MorphModel
     from spacy_struct.morph_segmenter.spelling import Spelling
 
@@ -345,6 +349,8 @@ def controls(model) -> Dict[str, object]:
         out["caseless"] = copy(model.settings.new_strings, new_word_case=False)
     if model.settings.new_word_endings:
         out["suffixes alone"] = copy(model.settings.new_strings, new_word_endings=False)
+    if model.settings.new_word_stems:
+        out["held stems"] = copy(model.settings.new_strings, new_word_stems=False)
     return out
 
 

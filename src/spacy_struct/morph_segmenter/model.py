@@ -34,7 +34,13 @@ mostly stay whole in English, so a new name does too. With
 `new_word_endings`, a new word's cut before a final string is also
 weighed by how often the lexicon cuts the learned types that end in it
 there: most of its types in "-ing" before it, few of those in "-a" or
-"-e", though it holds "a" and "e" as suffixes of some.
+"-e", though it holds "a" and "e" as suffixes of some. With
+`new_word_stems`, a new word that a held stem and held affixes can spell
+is made of them as often as the learned types such a reading fits are (see
+`_stem_odds`), not nearly always, as the stems' Dirichlet-multinomial
+predicts for the next type it draws, which cut new words into a stem the
+lexicon holds and whatever suffix spells the rest ("fat+e", "Sea+n",
+"Brand+on").
 
 A stem may be stored with a letter its spelling dropped before the suffix
 (`restored_endings`; "structured" is structure + ed, cut "structur|ed"):
@@ -46,6 +52,7 @@ so "The" and "the" are one type; the cuts apply to the word as written.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
@@ -114,6 +121,7 @@ class MorphSettings:
     new_strings: str = "spelling"
     new_word_case: bool = True
     new_word_endings: bool = True
+    new_word_stems: bool = True
     settle: bool = True
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
@@ -133,7 +141,7 @@ class MorphSettings:
                 or len(set(endings)) < len(endings)):
             raise ValueError(f"{name}: restored_endings must be a string of distinct letters (\"\" for none), "
                              f"got {endings!r}")
-        for key in ("new_word_case", "new_word_endings", "settle"):
+        for key in ("new_word_case", "new_word_endings", "new_word_stems", "settle"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"{name}: {key} must be true or false, got {getattr(self, key)!r}")
         if not isinstance(self.short_affixes, bool):
@@ -175,6 +183,7 @@ class MorphModel:
         self._new: Dict[Tuple[str, Optional[bool]], Tuple[Morphs, str]] = {}
         self._split_odds: Optional[Dict[bool, Tuple[float, float]]] = None
         self._endings: Optional[Dict[str, float]] = None
+        self._stem_factors: Optional[Tuple[float, float, np.ndarray]] = None
         self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
 
@@ -283,6 +292,7 @@ class MorphModel:
         self._spelling = None
         self._split_odds = None
         self._endings = None
+        self._stem_factors = None
 
     # -------------------------------------------------------- segmenting
     def segment(self, word: str, sentence_start: bool = False) -> Morphs:
@@ -329,8 +339,9 @@ class MorphModel:
         """The best segmentation of a word outside the lexicon, and the
         letter restored to its stem ("" for none); `capitalized`: its case
         (None: unknown, or not to be weighed). Each hypothesis is scored by
-        the type-level model, its case odds (`_case_odds`) and, when it ends
-        in a suffix, the odds of that ending (`_ending_odds`)."""
+        the type-level model, its case odds (`_case_odds`), when it ends in
+        a suffix the odds of that ending (`_ending_odds`), and whether the
+        lexicon holds its stem (`_stem_odds`)."""
         sampler, ids = self._frozen_sampler()
         n_known = len(ids)
         extended = dict(ids)
@@ -347,6 +358,10 @@ class MorphModel:
             for h, cuts in enumerate(table.cuts):
                 if table.stem_pos[h] < table.n_morphs[h] - 1:  # it ends in a suffix
                     hyp_costs[h] += by_cut[cuts[-1]]
+        if self.settings.new_word_stems:
+            new_stem, held_stem, held = self._stem_odds()
+            stems = table.morphs[np.arange(len(table.cuts)), table.stem_pos]
+            hyp_costs += np.where(np.isin(stems, held), held_stem, new_stem)
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, hyp_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
@@ -403,6 +418,62 @@ class MorphModel:
                              for string, n in ends.items()}
         return self._endings
 
+    def _stem_odds(self) -> Tuple[float, float, np.ndarray]:
+        """The log factors of a new word's hypotheses whose stem the lexicon
+        lacks and of those whose stem it holds, and the string ids of the
+        held stems (in the frozen sampler's numbering; see `new_word_stems`).
+
+        The stems' Dirichlet-multinomial gives the next type it draws a stem
+        it has not drawn with probability about alpha / (n + alpha L) (n
+        types, L stems; e^-12 for the English sentences: nearly never),
+        which is what sampling the learned types needs, since each of them
+        is drawn again among the others. A word the lexicon does not hold is
+        not such a draw: it is one the text never showed. What decides it
+        is whether a word that a held stem and held affixes can spell is
+        made of them, and the learned types say how often: among those that
+        such a reading fits (a stem another learned type has, affixes the
+        lexicon holds), the share `q` that the lexicon cuts at a stem
+        another type has (add-one; 0.90 on the English sentences, 0.98 on
+        the Czech). So a new word's held stems weigh q and its new ones 1 -
+        q, each side's own distribution kept (among held stems their
+        counts, among new ones the price of their spelling). Without it a
+        new word is cut into a held stem and whatever suffix spells the
+        rest ("fat+e" for "fate", "Sea+n")."""
+        if self._stem_factors is None:
+            s, a = self.settings, float(self.settings.priors["alpha"])
+            _, ids = self._frozen_sampler()
+            morph_ids = dict(ids)
+            readings = self._hypotheses(self.forms, morph_ids=morph_ids)  # every reading of every learned type
+            own = np.empty(len(self.forms), dtype=np.int64)
+            affix = np.zeros(len(morph_ids), dtype=bool)
+            for i, (form, cuts, stem, tail) in enumerate(zip(self.forms, self.cuts, self.stems, self.tails)):
+                pieces = Morphs.from_cuts(form, cuts)
+                own[i] = ids[pieces[stem] + tail]
+                affix[[ids[piece] for k, piece in enumerate(pieces) if k != stem]] = True
+            stem_types = np.bincount(own, minlength=len(morph_ids))
+            type_of = np.repeat(np.arange(len(self.forms)), np.diff(readings.type_start))
+            rows = np.arange(len(readings.cuts))
+            stem_of = readings.morphs[rows, readings.stem_pos]
+            others = stem_types[stem_of] - (stem_of == own[type_of])  # other types with that stem
+            morphs = readings.morphs
+            is_affix = (morphs >= 0) & (np.arange(morphs.shape[1])[None, :] != readings.stem_pos[:, None])
+            affixes_held = np.all(~is_affix | affix[np.maximum(morphs, 0)], axis=1)
+            fits = (readings.n_morphs > 1) & (others > 0) & affixes_held
+            fitted = np.zeros(len(self.forms), dtype=bool)
+            fitted[type_of[fits]] = True
+            fitted &= np.array([is_segmentable(form, s.max_length) for form in self.forms], dtype=bool)
+            cut_at_held = np.array([bool(cuts) for cuts in self.cuts], dtype=bool) & (stem_types[own] > 1)
+            q = (int(np.sum(fitted & cut_at_held)) + 1) / (int(np.sum(fitted)) + 2)
+            n, n_stems = len(self.forms), int(np.count_nonzero(stem_types))
+            # the sampler's weight of a stem it lacks, summed over the spellings (`_lexicon_weight`);
+            # the stems it holds weigh (count + alpha) / (n + alpha L), which sums to one
+            log_model_new = (math.log(a) + math.log(1 - float(s.priors["gamma_stem"]))
+                             + math.lgamma(a * (n_stems + 1)) - math.lgamma(n + 1 + a * (n_stems + 1))
+                             - math.lgamma(a * n_stems) + math.lgamma(n + a * n_stems))
+            held = np.flatnonzero(stem_types)
+            self._stem_factors = (math.log(1 - q) - log_model_new, math.log(q), held)
+        return self._stem_factors
+
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
         """log P(spelling each string the lexicon lacks), as `new_strings` says."""
         if self.settings.new_strings == "length":
@@ -450,6 +521,7 @@ class MorphModel:
         state["_spelling"] = None
         state["_split_odds"] = None
         state["_endings"] = None
+        state["_stem_factors"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -458,6 +530,8 @@ class MorphModel:
             older["restored_endings"] = ""
         if "new_word_endings" not in vars(state["settings"]):  # pickled before it: new words as then
             older["new_word_endings"] = False
+        if "new_word_stems" not in vars(state["settings"]):  # pickled before it: new words as then
+            older["new_word_stems"] = False
         if older:
             state["settings"] = replace(state["settings"], **older)
         self.__dict__.update(state)
@@ -466,6 +540,7 @@ class MorphModel:
         self.__dict__.setdefault("capitalized", [False] * len(self.__dict__.get("forms", [])))  # before case
         self.__dict__.setdefault("_split_odds", None)
         self.__dict__.setdefault("_endings", None)
+        self.__dict__.setdefault("_stem_factors", None)
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
@@ -475,8 +550,9 @@ class MorphModel:
     @classmethod
     def from_dict(cls, data: dict) -> "MorphModel":
         # a lexicon saved before `restored_endings` was learned without it,
-        # and one saved before `new_word_endings` segments new words as then
-        model = cls(MorphSettings(**{"restored_endings": "", "new_word_endings": False, **data["settings"]}))
+        # and one saved before `new_word_endings` or `new_word_stems` segments new words as then
+        model = cls(MorphSettings(**{"restored_endings": "", "new_word_endings": False, "new_word_stems": False,
+                                     **data["settings"]}))
         model.forms = list(data["forms"])
         model.cuts = [tuple(c) for c in data["cuts"]]
         model.stems = [int(x) for x in data["stems"]]
