@@ -661,37 +661,53 @@ def test_the_learned_words_endings_weigh_on_where_a_new_word_is_cut():
     assert blind.segment("zumbing").cuts == (4,)
 
 
+def _lexicon_model(lexicon, **settings):
+    """A MorphModel holding `lexicon` (form -> (cuts, stem tail)), stems first."""
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+
+    base = MorphSettings(stage="basic", **settings)
+    data = {"settings": vars(base), "forms": list(lexicon), "cuts": [list(c) for c, _ in lexicon.values()],
+            "stems": [0] * len(lexicon), "tags": [0] * len(lexicon), "tails": [t for _, t in lexicon.values()],
+            "capitalized": [False] * len(lexicon)}
+    return MorphModel.from_dict(data), data
+
+
 def test_a_new_word_takes_a_held_stem_as_often_as_the_learned_words_it_could_spell_do():
     from math import exp, log
 
     from spacy_struct.morph_segmenter._sampler import _dm
-    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+    from spacy_struct.morph_segmenter.model import MorphModel
 
-    # eight stems with "-ing" and "-s", two words cut before "e", and words
-    # whose stem no other word has
+    # eight stems with "-ing" and "-s", two words cut before "e", "-er" on
+    # two stems and not on a third, a stem restored ("mak(e)+ing"), a
+    # token that is no word, and words whose stem no other word has
     stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull"]
-    cut = {f"{stem}ing": (len(stem),) for stem in stems} | {f"{stem}s": (len(stem),) for stem in stems}
-    cut |= {"bake": (3,), "cake": (3,)}
+    lexicon = {f"{stem}ing": ((len(stem),), "") for stem in stems} | {f"{stem}s": ((len(stem),), "") for stem in stems}
+    lexicon |= {"bake": ((3,), ""), "cake": ((3,), ""), "talker": ((4,), ""), "kicker": ((4,), ""),
+                "walker": ((), ""), "make": ((), ""), "making": ((3,), "e"), "123": ((), "")}
     alone = ["fat", "sea", "brand", "nina", "olga", "vera", "lena", "table", "chair", "house", "horse", "river",
              "stone", "cloud", "green", "light", "bread", "apple", "board", "candle", "dinner", "eagle", "forest"]
-    lexicon = {**cut, **{w: () for w in stems + alone}}
-    settings = MorphSettings(stage="basic", max_prefixes=0, max_suffixes=1, min_stem=3, restored_endings="",
-                             new_word_case=False, new_word_endings=False)
-    data = {"settings": vars(settings), "forms": list(lexicon), "cuts": [list(c) for c in lexicon.values()],
-            "stems": [0] * len(lexicon), "tags": [0] * len(lexicon), "tails": [""] * len(lexicon),
-            "capitalized": [False] * len(lexicon)}
-    model = MorphModel.from_dict(data)
+    lexicon |= {w: ((), "") for w in stems + alone}
+    settings = dict(max_prefixes=0, max_suffixes=1, min_stem=3, restored_endings="e", new_word_case=False,
+                    new_word_endings=False)
+    model, data = _lexicon_model(lexicon, **settings)
     blind = MorphModel.from_dict({**data, "settings": {**data["settings"], "new_word_stems": False}})
+    assert model.stem_share is None  # made by hand: computed from the lexicon when first needed
     new_stem, held_stem, held = model._stem_odds()
-    # by hand: a stem another word has and a held suffix spell the 16
-    # "-ing" and "-s" words, all cut so; no other ("bak+e": no other word
-    # has "bak"; "tabl+e", "ston+e": no word has the stem)
-    share = (16 + 1) / (16 + 2)
+    # by hand, the words a stem another word has and a suffix another word
+    # has can spell: the 16 "-ing" and "-s" words, "talker" and "kicker"
+    # (each other's "-er"), "making" (the "make" of "make"), all cut so, and
+    # "walker", kept whole. Not "bak+e" (no other word has "bak"), not
+    # "tabl+e" (no word has the stem), not "123" (no word)
+    share = (19 + 1) / (20 + 2)  # 19 cut so of the 20
+    assert model.stem_share == pytest.approx(share)
     assert held_stem == pytest.approx(log(share))
     # the sampler's weight of a new stem: one more outcome of the stems'
     # Dirichlet-multinomial (its marginal recomputed), not drawn as a string
-    counts = np.array([3] * 8 + [1] * (2 + len(alone)))
-    a, gamma = settings.priors["alpha"], settings.priors["gamma_stem"]
+    stem_types = {"talk": 4, "kick": 4, **{stem: 3 for stem in stems if stem not in ("talk", "kick")}, "make": 2}
+    counts = np.array(list(stem_types.values()) + [1] * (len(alone) + 4))  # + bak, cak, walker, 123
+    assert counts.sum() == len(lexicon)
+    a, gamma = model.settings.priors["alpha"], model.settings.priors["gamma_stem"]
     marginal = _dm(counts, a, len(counts))
     as_new = _dm(np.append(counts, 1), a, len(counts) + 1) - marginal + log(1 - gamma)
     assert new_stem == pytest.approx(log(1 - share) - as_new)
@@ -699,13 +715,54 @@ def test_a_new_word_takes_a_held_stem_as_often_as_the_learned_words_it_could_spe
     grown = [_dm(counts + (np.arange(len(counts)) == k), a, len(counts)) - marginal for k in range(len(counts))]
     assert sum(exp(w) for w in grown) == pytest.approx(1.0)
     _, ids = model._frozen_sampler()
-    assert sorted(held) == sorted(ids[stem] for stem in stems + ["bak", "cak"] + alone)
+    held_strings = stems + ["bak", "cak", "make", "walker", "123"] + alone
+    assert sorted(np.flatnonzero(held)) == sorted(ids[stem] for stem in held_strings)
     # a held stem and a string the lexicon lacks as a suffix: cut without
     # it, whole with it; known suffixes still come off new and held stems
     assert blind.segment("tablet").cuts == (5,) and model.segment("tablet").cuts == ()
-    assert blind.segment("walkman").cuts == (4,) and model.segment("walkman").cuts == ()
     for word, cuts in (("kicking", (4,)), ("zumbing", (4,)), ("fats", (3,)), ("tables", (5,)), ("boarding", (5,))):
         assert model.segment(word).cuts == blind.segment(word).cuts == cuts, word
+    # a stem the lexicon holds only as a suffix ("ing+s") is priced as a
+    # new stem's spelling, which the sampler does not charge a held string
+    priced = []
+    for segmenter in (model, blind):
+        spell = segmenter._new_string_costs
+        segmenter._new_string_costs = lambda strings, spell=spell: (priced.append((segmenter, list(strings))),
+                                                                     spell(strings))[1]
+        segmenter.segment("ings")
+    assert (model, ["ing"]) in priced and not [s for m, s in priced if m is blind and "ing" in s]
+    # learned with the lexicon, the share is saved with it and read back
+    learned = MorphModel(model.settings)
+    learned.fit([list(lexicon)] * 2)
+    assert learned.stem_share is not None
+    assert MorphModel.from_dict(learned.to_dict()).stem_share == learned.stem_share
+    again = MorphModel.from_dict({**learned.to_dict(), "stem_share": None})
+    assert again._stem_odds()[:2] == pytest.approx(learned._stem_odds()[:2])
+
+
+def test_a_held_reading_takes_prefixes_and_suffixes_from_their_own_side():
+    # "s" is a suffix of two words and no prefix: "stalk" (whole) is not
+    # "s+talk", so only "walks"/"talks" count (each other's "s")
+    lexicon = {"walk": ((), ""), "talk": ((), ""), "walks": ((4,), ""), "talks": ((4,), ""), "stalk": ((), ""),
+               "rewalk": ((2,), ""), "retalk": ((2,), "")}
+    model, _ = _lexicon_model(lexicon, max_prefixes=1, max_suffixes=1, min_stem=3, restored_endings="")
+    # "rewalk" (stem 1 after the prefix) is re + walk
+    model.stems[lexicon_index(lexicon, "rewalk")] = model.stems[lexicon_index(lexicon, "retalk")] = 1
+    model._reset()
+    assert model._held_stem_share_of_lexicon() == pytest.approx((4 + 1) / (4 + 2))
+    # with "s" also a prefix somewhere, "stalk" is read s + talk and kept whole
+    model2, _ = _lexicon_model({**lexicon, "swalk": ((1,), "")}, max_prefixes=1, max_suffixes=1, min_stem=3,
+                               restored_endings="")
+    for word in ("rewalk", "retalk", "swalk"):
+        model2.stems[lexicon_index({**lexicon, "swalk": None}, word)] = 1
+    model2._reset()
+    # fitted: walks, talks, rewalk, retalk (cut) and stalk (whole); not
+    # swalk, whose "s" no other word has as a prefix
+    assert model2._held_stem_share_of_lexicon() == pytest.approx((4 + 1) / (5 + 2))
+
+
+def lexicon_index(lexicon, word):
+    return list(lexicon).index(word)
 
 
 def test_an_affix_is_spelled_with_letters():

@@ -72,6 +72,60 @@ def is_capitalized(word: str) -> bool:
     return word[:1].isupper()
 
 
+def held_stem_share(readings: HypothesisTable, chosen: HypothesisTable, chosen_rows: np.ndarray,
+                    forms: Sequence[str], max_length: int) -> Optional[float]:
+    """How often a learned type that a held reading fits is read so.
+
+    A held reading of a type: a cut one whose stem another learned type
+    has, and whose prefixes and suffixes other learned types have as
+    prefixes and suffixes. Among the segmentable learned types that one of
+    their readings fits, the share (add-one) that the lexicon cuts with a
+    stem another type has: how often the learned words show such a reading
+    to be the right one, which `MorphModel._stem_odds` gives a new word's
+    held stems (0.90 on the English sentences, 0.95 on the Mongolian, 0.97
+    on the Czech).
+
+    readings: every hypothesis of every learned type; chosen, chosen_rows:
+    the table (in the same string numbering) and row of each type's learned
+    segmentation; forms: the types. RETURNS: the share, or None when no
+    learned type a held reading fits."""
+    n_types, n_ids = len(forms), len(readings.morph_strings)
+    own = chosen.morphs[chosen_rows]                      # (types, width): each type's learned morphs
+    own_stem_pos = chosen.stem_pos[chosen_rows][:, None]
+    own_pos = np.arange(own.shape[1])[None, :]
+    own_stem = np.take_along_axis(own, own_stem_pos, axis=1)[:, 0]
+    own_sides = ((own >= 0) & (own_pos < own_stem_pos), (own >= 0) & (own_pos > own_stem_pos))
+    stem_types = np.bincount(own_stem, minlength=n_ids)
+    side_types = []                                       # per side, per string: the types that have it there
+    for side in own_sides:
+        counts = np.zeros(n_ids, dtype=np.int64)
+        for row, mask in zip(own, side):
+            counts[np.unique(row[mask])] += 1
+        side_types.append(counts)
+
+    type_of = np.repeat(np.arange(n_types), np.diff(readings.type_start))
+    stem_of = readings.morphs[np.arange(len(type_of)), readings.stem_pos]
+    # cut, with a stem another type has: then the affixes, on those rows only
+    rows = np.flatnonzero((readings.n_morphs > 1) & (stem_types[stem_of] - (stem_of == own_stem[type_of]) > 0))
+    morphs, types = readings.morphs[rows], type_of[rows]
+    pos = np.arange(morphs.shape[1])[None, :]
+    stem_pos = readings.stem_pos[rows][:, None]
+    ids = np.maximum(morphs, 0)
+    fits = np.ones(len(rows), dtype=bool)
+    for side, own_side, counts in zip(((morphs >= 0) & (pos < stem_pos), (morphs >= 0) & (pos > stem_pos)),
+                                      own_sides, side_types):
+        # the type's own segmentation having the string on that side: one type fewer that has it
+        mine = np.any((ids[:, :, None] == own[types][:, None, :]) & own_side[types][:, None, :], axis=2)
+        fits &= np.all(~side | (counts[ids] - mine > 0), axis=1)
+    fitted = np.zeros(n_types, dtype=bool)
+    fitted[types[fits]] = True
+    fitted &= np.array([is_segmentable(form, max_length) for form in forms], dtype=bool)
+    if not fitted.any():
+        return None
+    cut_at_held = (chosen.n_morphs[chosen_rows] > 1) & (stem_types[own_stem] > 1)
+    return (int(np.sum(fitted & cut_at_held)) + 1) / (int(np.sum(fitted)) + 2)
+
+
 #: the model stages, in the order they run
 STAGES = ("basic", "pos", "token_pos", "token_seg")
 
@@ -178,6 +232,9 @@ class MorphModel:
         #: per learned type: whether most of its tokens after a sentence's
         #: first were written capitalized
         self.capitalized: List[bool] = []
+        #: `held_stem_share` of the learned lexicon (None: no learned type
+        #: a held reading fits, or a lexicon saved before it)
+        self.stem_share: Optional[float] = None
         self._index: Dict[str, int] = {}
         self._frozen: Optional[Tuple[MorphSampler, Dict[str, int]]] = None
         self._new: Dict[Tuple[str, Optional[bool]], Tuple[Morphs, str]] = {}
@@ -283,6 +340,7 @@ class MorphModel:
         self.tails = [table.stem_tail[h] for h in hyps]
         self.tags = [int(t) for t in sampler.tags_array]
         self.capitalized = list(capitalized)
+        self.stem_share = held_stem_share(table, table, hyps, forms, self.settings.max_length)
         self._reset()
 
     def _reset(self) -> None:
@@ -343,6 +401,7 @@ class MorphModel:
         a suffix the odds of that ending (`_ending_odds`), and whether the
         lexicon holds its stem (`_stem_odds`)."""
         sampler, ids = self._frozen_sampler()
+        stem_odds = self._stem_odds() if self.settings.new_word_stems else None
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
@@ -358,10 +417,17 @@ class MorphModel:
             for h, cuts in enumerate(table.cuts):
                 if table.stem_pos[h] < table.n_morphs[h] - 1:  # it ends in a suffix
                     hyp_costs[h] += by_cut[cuts[-1]]
-        if self.settings.new_word_stems:
-            new_stem, held_stem, held = self._stem_odds()
+        if stem_odds is not None:
+            new_stem, held_stem, held = stem_odds
             stems = table.morphs[np.arange(len(table.cuts)), table.stem_pos]
-            hyp_costs += np.where(np.isin(stems, held), held_stem, new_stem)
+            is_held = np.zeros(len(stems), dtype=bool)
+            known = stems < n_known
+            is_held[known] = held[stems[known]]
+            hyp_costs += np.where(is_held, held_stem, new_stem)
+            # a string the lexicon holds only as an affix is a new stem that the sampler
+            # does not price as a string (it is in the lexicon): priced like the others
+            for h in np.flatnonzero(known & ~is_held):
+                hyp_costs[h] += self._new_string_costs([table.morph_strings[stems[h]]])[0]
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, hyp_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
@@ -420,59 +486,51 @@ class MorphModel:
 
     def _stem_odds(self) -> Tuple[float, float, np.ndarray]:
         """The log factors of a new word's hypotheses whose stem the lexicon
-        lacks and of those whose stem it holds, and the string ids of the
-        held stems (in the frozen sampler's numbering; see `new_word_stems`).
+        lacks and of those whose stem it holds, and which string ids of the
+        frozen sampler are held stems (a mask; see `new_word_stems`).
 
         The stems' Dirichlet-multinomial gives the next type it draws a stem
         it has not drawn with probability about alpha / (n + alpha L) (n
         types, L stems; e^-12 for the English sentences: nearly never),
         which is what sampling the learned types needs, since each of them
         is drawn again among the others. A word the lexicon does not hold is
-        not such a draw: it is one the text never showed. What decides it
-        is whether a word that a held stem and held affixes can spell is
-        made of them, and the learned types say how often: among those that
-        such a reading fits (a stem another learned type has, affixes the
-        lexicon holds), the share `q` that the lexicon cuts at a stem
-        another type has (add-one; 0.90 on the English sentences, 0.98 on
-        the Czech). So a new word's held stems weigh q and its new ones 1 -
-        q, each side's own distribution kept (among held stems their
-        counts, among new ones the price of their spelling). Without it a
-        new word is cut into a held stem and whatever suffix spells the
-        rest ("fat+e" for "fate", "Sea+n")."""
+        not such a draw: it is one the text never showed. So the weights of
+        the two sides are replaced by the share of held stems among the
+        learned types that a held reading fits (`held_stem_share`) and the
+        rest, each side's own distribution kept: among held stems their
+        counts, among new ones the price of their spelling (which
+        `_segment_new` adds for a string the lexicon holds only as an
+        affix). No share (no learned type such a reading fits): no factor."""
         if self._stem_factors is None:
             s, a = self.settings, float(self.settings.priors["alpha"])
             _, ids = self._frozen_sampler()
-            morph_ids = dict(ids)
-            readings = self._hypotheses(self.forms, morph_ids=morph_ids)  # every reading of every learned type
-            own = np.empty(len(self.forms), dtype=np.int64)
-            affix = np.zeros(len(morph_ids), dtype=bool)
-            for i, (form, cuts, stem, tail) in enumerate(zip(self.forms, self.cuts, self.stems, self.tails)):
-                pieces = Morphs.from_cuts(form, cuts)
-                own[i] = ids[pieces[stem] + tail]
-                affix[[ids[piece] for k, piece in enumerate(pieces) if k != stem]] = True
-            stem_types = np.bincount(own, minlength=len(morph_ids))
-            type_of = np.repeat(np.arange(len(self.forms)), np.diff(readings.type_start))
-            rows = np.arange(len(readings.cuts))
-            stem_of = readings.morphs[rows, readings.stem_pos]
-            others = stem_types[stem_of] - (stem_of == own[type_of])  # other types with that stem
-            morphs = readings.morphs
-            is_affix = (morphs >= 0) & (np.arange(morphs.shape[1])[None, :] != readings.stem_pos[:, None])
-            affixes_held = np.all(~is_affix | affix[np.maximum(morphs, 0)], axis=1)
-            fits = (readings.n_morphs > 1) & (others > 0) & affixes_held
-            fitted = np.zeros(len(self.forms), dtype=bool)
-            fitted[type_of[fits]] = True
-            fitted &= np.array([is_segmentable(form, s.max_length) for form in self.forms], dtype=bool)
-            cut_at_held = np.array([bool(cuts) for cuts in self.cuts], dtype=bool) & (stem_types[own] > 1)
-            q = (int(np.sum(fitted & cut_at_held)) + 1) / (int(np.sum(fitted)) + 2)
-            n, n_stems = len(self.forms), int(np.count_nonzero(stem_types))
+            stems = [ids[Morphs.from_cuts(form, cuts)[stem] + tail]
+                     for form, cuts, stem, tail in zip(self.forms, self.cuts, self.stems, self.tails)]
+            stem_types = np.bincount(np.array(stems, dtype=np.int64), minlength=len(ids))
+            held = stem_types > 0
+            if self.stem_share is None and self.forms:
+                self.stem_share = self._held_stem_share_of_lexicon()
+            q = self.stem_share
+            if q is None or not 0.0 < q < 1.0:
+                self._stem_factors = (0.0, 0.0, held)
+                return self._stem_factors
+            n, n_stems = len(self.forms), int(np.count_nonzero(held))
             # the sampler's weight of a stem it lacks, summed over the spellings (`_lexicon_weight`);
             # the stems it holds weigh (count + alpha) / (n + alpha L), which sums to one
             log_model_new = (math.log(a) + math.log(1 - float(s.priors["gamma_stem"]))
                              + math.lgamma(a * (n_stems + 1)) - math.lgamma(n + 1 + a * (n_stems + 1))
                              - math.lgamma(a * n_stems) + math.lgamma(n + a * n_stems))
-            held = np.flatnonzero(stem_types)
             self._stem_factors = (math.log(1 - q) - log_model_new, math.log(q), held)
         return self._stem_factors
+
+    def _held_stem_share_of_lexicon(self) -> Optional[float]:
+        """`held_stem_share` of a lexicon made without it (built from its
+        parts, not learned here): every reading of every type built anew."""
+        ids: Dict[str, int] = {}
+        chosen = self._hypotheses(self.forms, {i: (tuple(c), st, tail) for i, (c, st, tail)
+                                               in enumerate(zip(self.cuts, self.stems, self.tails))}, morph_ids=ids)
+        readings = self._hypotheses(self.forms, morph_ids=ids)
+        return held_stem_share(readings, chosen, np.arange(len(self.forms)), self.forms, self.settings.max_length)
 
     def _new_string_costs(self, strings: Sequence[str]) -> np.ndarray:
         """log P(spelling each string the lexicon lacks), as `new_strings` says."""
@@ -541,11 +599,13 @@ class MorphModel:
         self.__dict__.setdefault("_split_odds", None)
         self.__dict__.setdefault("_endings", None)
         self.__dict__.setdefault("_stem_factors", None)
+        self.__dict__.setdefault("stem_share", None)
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
         return {"settings": asdict(self.settings), "forms": self.forms, "cuts": [list(c) for c in self.cuts],
-                "stems": self.stems, "tails": self.tails, "tags": self.tags, "capitalized": self.capitalized}
+                "stems": self.stems, "tails": self.tails, "tags": self.tags, "capitalized": self.capitalized,
+                "stem_share": self.stem_share}
 
     @classmethod
     def from_dict(cls, data: dict) -> "MorphModel":
@@ -559,6 +619,8 @@ class MorphModel:
         model.tags = [int(x) for x in data["tags"]]
         model.tails = [str(x) for x in data.get("tails", [""] * len(model.forms))]  # saved before restored_endings
         model.capitalized = [bool(x) for x in data.get("capitalized", [False] * len(model.forms))]  # and case
+        share = data.get("stem_share")  # saved before `new_word_stems`, or made by hand: computed when needed
+        model.stem_share = None if share is None else float(share)
         lengths = {key: len(getattr(model, key)) for key in ("cuts", "stems", "tags", "tails", "capitalized")}
         wrong = {key: n for key, n in lengths.items() if n != len(model.forms)}
         if wrong:
