@@ -112,31 +112,25 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
-    assert saved["format"] == 7 and saved["settings"]["new_word_endings"] is True
-    with pytest.warns(UserWarning, match=r"new_word_endings = False \(given at load time; saved: True\)"):
-        off = spacy.blank("en").add_pipe("morph_segmenter", config={"new_word_endings": False})
-        assert off.from_bytes(srsly.msgpack_dumps(saved)).model.settings.new_word_endings is False
-    assert saved["settings"]["new_word_stems"] is True
-    with pytest.warns(UserWarning, match=r"new_word_stems = False \(given at load time; saved: True\)"):
-        off = spacy.blank("en").add_pipe("morph_segmenter", config={"new_word_stems": False})
-        assert off.from_bytes(srsly.msgpack_dumps(saved)).model.settings.new_word_stems is False
-    # one saved before `new_word_stems` existed segments new words as it did then
-    del saved["settings"]["new_word_stems"], saved["configured"]["new_word_stems"]
-    format_6 = srsly.msgpack_dumps({**saved, "format": 6})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        before_stems = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_6)
-    assert not [w for w in caught if "new_word_stems" in str(w.message)]
-    assert before_stems.model.settings.new_word_stems is False
-    assert before_stems.model.settings.new_word_endings is True
-    # one saved before `new_word_endings` existed segments new words as it did then
-    del saved["settings"]["new_word_endings"], saved["configured"]["new_word_endings"]
-    format_5 = srsly.msgpack_dumps({**saved, "format": 5})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        before_endings = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(format_5)
-    assert not [w for w in caught if "new_word_endings" in str(w.message)]
-    assert before_endings.model.settings.new_word_endings is False
+    assert saved["format"] == 7
+    # a new-word setting turned off at load time applies, with a warning; a
+    # lexicon saved before the setting existed segments new words as it
+    # did then, without a warning, the newer settings as saved
+    read = {}
+    for setting, older_format in (("new_word_stems", 6), ("new_word_endings", 5)):
+        assert saved["settings"][setting] is True
+        with pytest.warns(UserWarning, match=rf"{setting} = False \(given at load time; saved: True\)"):
+            off = spacy.blank("en").add_pipe("morph_segmenter", config={setting: False})
+            assert getattr(off.from_bytes(srsly.msgpack_dumps(saved)).model.settings, setting) is False
+        del saved["settings"][setting], saved["configured"][setting]
+        older = srsly.msgpack_dumps({**saved, "format": older_format})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            before = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(older)
+        assert not [w for w in caught if setting in str(w.message)]
+        read[setting] = before.model.settings
+        assert getattr(read[setting], setting) is False
+    assert read["new_word_stems"].new_word_endings is True  # the settings it had as saved
     # one saved before `restored_endings` existed reads as it was learned:
     # no letter restored to its stems or to new words' (unless the config
     # given at load time says otherwise, which applies to new words)
