@@ -731,6 +731,14 @@ def test_a_new_word_takes_a_held_stem_as_often_as_the_learned_words_it_could_spe
                                                                      spell(strings))[1]
         segmenter.segment("ings")
     assert (model, ["ing"]) in priced and not [s for m, s in priced if m is blind and "ing" in s]
+    # the paper's length price is no distribution over new spellings: the share does not apply to it
+    asked = []
+    for prices in ("length", "spelling"):
+        priced_so, _ = _lexicon_model(lexicon, **settings, new_strings=prices)
+        weigh = priced_so._stem_odds
+        priced_so._stem_odds = lambda prices=prices, weigh=weigh: asked.append(prices) or weigh()
+        priced_so.segment("tablet")
+    assert asked == ["spelling"]
     # learned with the lexicon, the share is saved with it and read back
     learned = MorphModel(model.settings)
     learned.fit([list(lexicon)] * 2)

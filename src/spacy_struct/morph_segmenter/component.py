@@ -174,7 +174,10 @@ def make_morph_segmenter(
         learned words such a reading fits are (9 in 10 in English), not
         nearly always, as the stems' Dirichlet-multinomial predicts for
         the next learned type, which cut new words into a held stem and
-        whatever suffix spells the rest ("fat+e", "Sea+n").
+        whatever suffix spells the rest ("fat+e", "Sea+n"). With
+        new_strings "spelling" only: the length price is no distribution
+        over a new stem's spelling, and with it the share would keep
+        nearly every new word whole.
     settle: end the last stage with a few sweeps at falling temperatures
         below 1 (0.5, 0.2, 0.05), so that the lexicon kept is near the most
         probable one the sampler found rather than its last draw; false

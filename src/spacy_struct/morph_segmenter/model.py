@@ -401,7 +401,10 @@ class MorphModel:
         a suffix the odds of that ending (`_ending_odds`), and whether the
         lexicon holds its stem (`_stem_odds`)."""
         sampler, ids = self._frozen_sampler()
-        stem_odds = self._stem_odds() if self.settings.new_word_stems else None
+        # the share replaces how the model weighs new stems as a whole, so it needs their spelling's
+        # distribution; the paper's length price is none (a string costs its length alone)
+        weigh_stems = self.settings.new_word_stems and self.settings.new_strings == "spelling"
+        stem_odds = self._stem_odds() if weigh_stems else None
         n_known = len(ids)
         extended = dict(ids)
         table = self._hypotheses([form], morph_ids=extended)
