@@ -317,8 +317,8 @@ CONTROLS = {"unsettled": "its last draw, not settled (settle off, the paper's)",
             "caseless": "new words split alike whatever their case (new_word_case off)",
             "suffixes alone": "new words cut by the suffixes alone, not by how often the learned words ending so are "
                        "(new_word_endings off)",
-            "held stems": "new words' stems weighed as for a learned word, not as often new as the learned words' "
-                          "stems are their own (new_word_stems off)"}
+            "held stems": "new words' stems weighed as the sampler weighs a learned word's, not by how often the "
+                          "learned words a held stem could spell are so (new_word_stems off)"}
 
 
 def controls(model) -> Dict[str, object]:
