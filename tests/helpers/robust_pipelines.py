@@ -159,10 +159,33 @@ def annotations(doc) -> dict:
     return doc_to_json(doc)
 
 
+def extension_view(doc) -> dict:
+    """What a user reads through the extensions, where a component wrote:
+    `Token._.morphs`, `Doc._.segments`, each sentence's `._.parse_string`."""
+    from spacy_struct.annotations import morphs, segments, trees
+
+    view = {}
+    if morphs.USER_DATA_KEY in doc.user_data:
+        view["morphs"] = [None if t._.morphs is None else tuple(t._.morphs) for t in doc]
+    if segments.USER_DATA_KEY in doc.user_data:
+        view["segments"] = [(s.label_, tuple(s.offsets)) for s in doc._.segments]
+    if trees.USER_DATA_KEY in doc.user_data:
+        view["trees"] = [s._.parse_string for s in doc.sents]
+    return view
+
+
+def unpickled_view(data: bytes) -> list:
+    """In a new process: the pipeline pickled in `data`, run on TEXTS, read
+    through the extensions (no factory has run here to register them)."""
+    nlp = pickle.loads(data)
+    return [extension_view(doc) for doc in nlp.pipe(TEXTS)]
+
+
 def run_spawn_check(paths: List[str]) -> None:
     """For each saved pipeline: nlp.pipe(TEXTS, n_process=2) under spawn
-    must give the annotations of nlp.pipe(TEXTS), and the pipeline must
-    pickle after use. Prints one line per pipeline; exits 1 on a failure."""
+    must give the annotations of nlp.pipe(TEXTS), the pipeline must pickle
+    after use, and unpickled in a new process it must give them through
+    the extensions too. Prints one line per pipeline; exits 1 on a failure."""
     import multiprocessing
 
     import spacy
@@ -177,9 +200,13 @@ def run_spawn_check(paths: List[str]) -> None:
             same = parallel == serial
             again = pickle.loads(pickle.dumps(nlp))
             repickled = [annotations(doc) for doc in again.pipe(TEXTS)] == serial
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                fresh = pool.apply(unpickled_view, (pickle.dumps(nlp),))
+            read_alike = fresh == [extension_view(doc) for doc in nlp.pipe(TEXTS)]
             print(f"{Path(path).name}: spawn {'same' if same else 'DIFFERENT'}, "
-                  f"pickle {'same' if repickled else 'DIFFERENT'}", flush=True)
-            failed |= not (same and repickled)
+                  f"pickle {'same' if repickled else 'DIFFERENT'}, "
+                  f"unpickled in a new process {'same' if read_alike else 'DIFFERENT'}", flush=True)
+            failed |= not (same and repickled and read_alike)
         except Exception as err:  # reported, not raised: every pipeline is checked
             print(f"{Path(path).name}: FAILED {type(err).__name__}: {err}", flush=True)
             failed = True

@@ -16,8 +16,11 @@ through extensions:
 - `export.py`: every annotation of a doc as plain JSON.
 
 Extensions are registered explicitly, by `register_extensions()`: the
-factories and converters call it (it is idempotent); a script that reads
-saved docs without building a pipeline calls it first.
+factories and converters call it (it is idempotent), and so do the
+modules of the components that write them when imported, so that a
+pipeline unpickled in a new process (spawn, Ray and Spark workers), which
+runs no factory, reads them; a script that reads saved docs without
+building a pipeline calls it first.
 """
 from .export import doc_to_json
 from .morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs
