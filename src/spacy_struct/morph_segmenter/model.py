@@ -429,8 +429,9 @@ class MorphModel:
             hyp_costs += np.where(is_held, held_stem, new_stem)
             # a string the lexicon holds only as an affix is a new stem that the sampler
             # does not price as a string (it is in the lexicon): priced like the others
-            for h in np.flatnonzero(known & ~is_held):
-                hyp_costs[h] += self._new_string_costs([table.morph_strings[stems[h]]])[0]
+            unpriced = np.flatnonzero(known & ~is_held)
+            if len(unpriced):
+                hyp_costs[unpriced] += self._new_string_costs([table.morph_strings[stems[h]] for h in unpriced])
         tag, h = sampler.best_new(table.morphs, table.n_morphs, table.stem_pos, costs, hyp_costs)
         return Morphs.from_cuts(form, table.cuts[h], int(table.stem_pos[h]), tag), table.stem_tail[h]
 
