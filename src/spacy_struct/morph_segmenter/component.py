@@ -69,6 +69,9 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
 #: segmented, which a config given at load time may change
 NEW_WORD_SETTINGS = ("max_prefixes", "max_suffixes", "max_length", "min_stem", "short_affixes", "restored_endings",
                      "new_strings", "new_word_case", "new_word_endings", "new_word_stems")
+#: those of them that learning never reads: changed at load time, they
+#: have the whole effect they would have had at initialization
+NEW_WORD_ONLY_SETTINGS = ("new_strings", "new_word_case", "new_word_endings", "new_word_stems")
 #: version of the saved lexicon's layout (2 added `short_affixes`; 3 the
 #: configured settings beside the learned ones, so a setting given at load
 #: time is told from what tune_priors chose; 4 `new_strings`; 5 the letter
@@ -391,9 +394,11 @@ class MorphSegmenter(Pipe):
     def _apply_load_time_settings(self, model: MorphModel, saved_configured: Optional[dict]) -> None:
         """Settings given at load time (the config differs from the one the
         lexicon was saved with): those that shape how a word never seen is
-        segmented (NEW_WORD_SETTINGS) apply to such words, with a warning
-        that the learned words keep theirs; the others shaped the sampled
-        model, which only initializing again changes: kept, with a warning."""
+        segmented (NEW_WORD_SETTINGS) apply to such words: silently when
+        learning never reads them (NEW_WORD_ONLY_SETTINGS), otherwise with a
+        warning that the learned words keep their segmentation; the others
+        shaped the sampled model, which only initializing again changes:
+        kept, with a warning."""
         plain = lambda settings: srsly.msgpack_loads(srsly.msgpack_dumps(asdict(settings)))  # as saved
         if saved_configured is None:
             # saved before format 3: what the config said then is unknown
@@ -413,11 +418,15 @@ class MorphSegmenter(Pipe):
         if new_word:
             model.settings = replace(model.settings, **{key: now[key] for key in new_word})
             model.settings.check(self.name)
+        learned_under = [key for key in new_word if key not in NEW_WORD_ONLY_SETTINGS]
+        if learned_under:
+            one = len(learned_under) == 1
             warnings.warn(
-                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in new_word)
-                + " (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in new_word)
-                + f") apply to the words the lexicon does not hold; its {len(model.forms):,} learned "
-                f"words keep their segmentation. Initialize again to learn under them"
+                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in learned_under)
+                + " (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in learned_under)
+                + f") {'applies' if one else 'apply'} to the words the lexicon does not hold; its "
+                f"{len(model.forms):,} learned words keep the segmentation they were learned with. "
+                f"Initialize again to learn under {'it' if one else 'them'}"
             )
         if fixed:
             warnings.warn(
