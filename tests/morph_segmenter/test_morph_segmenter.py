@@ -271,6 +271,16 @@ def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeyp
     assert found.best == grid[1] and found.best_value == found.results[1][1] and found.criterion == tuning.HELD_OUT_F1
     assert found.settings == tuning.apply_candidate(settings, grid[1]) and found.settings.stage == settings.stage
     assert tuning.select_settings(settings, text, dict(list(gold.items())[:20]), grid) is None
+    # an annotated form the text lacks is never held out: the model would segment it as a new
+    # word, by settings learning does not read; it stays clamped
+    from spacy_struct.annotations.morphs import Morphs
+
+    absent = {form: Morphs.from_cuts(form, (len(form) - 3,), 0) for form in (f"zq{'x' * i}ing" for i in range(40))}
+    assert not set(absent) & {word.lower() for sentence in text for word in sentence}
+    fits.clear()
+    tuning.select_settings(settings, text, {**gold, **absent}, grid[:1])
+    held = (set(gold) | set(absent)) - fits[0][1]
+    assert held <= set(gold) and len(held) == n_held and set(absent) <= fits[0][1]
     with pytest.raises(ValueError, match="gamma_length"):
         tuning.select_settings(settings, text, gold, [{"gamma_length": 1.5}])
 

@@ -294,16 +294,18 @@ class MorphSegmenter(Pipe):
         """Replace the model by one with the priors chosen: on held-out
         annotated types when there are enough, else by code length."""
         configured = self.model.settings
-        criterion = tuning.criterion_for(len(clamped))
+        in_text = len(tuning.annotated_in_text(configured, sentences, clamped))
+        criterion = tuning.criterion_for(in_text)
         grid = tuning.grid_for(criterion, configured)
         relaxations = tuning.relaxations_for(criterion, configured, sentences)
         keys = tuning.tuned_keys([*grid, *relaxations])
         if criterion == tuning.HELD_OUT_F1:
-            how = f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {len(clamped):,} annotated word types"
+            how = (f"on a held-out {tuning.HELD_OUT_SHARE:.0%} of the {in_text:,} annotated word types"
+                   + (" the text holds" if in_text < len(clamped) else ""))
         else:
             how = "by the code length of the text's segmentation"
             if clamped:
-                self._say(f"{self.name}: {len(clamped)} annotated word types, fewer than the "
+                self._say(f"{self.name}: {in_text} annotated word types in the text, fewer than the "
                           f"{tuning.min_annotated_types()} the priors are tuned on")
 
         def describe(candidate) -> str:

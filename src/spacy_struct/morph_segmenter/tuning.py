@@ -300,6 +300,17 @@ def restores_any(settings: MorphSettings, sentences: Sequence[Sequence[str]]) ->
     return any(letters & set(word.lower()) for sentence in sentences for word in sentence)
 
 
+def annotated_in_text(settings: MorphSettings, sentences: Sequence[Sequence[str]],
+                      clamped: Dict[str, Morphs]) -> List[str]:
+    """The annotated forms that the text holds, sorted: the ones that can be
+    held out. A form the text lacks is not learned, so the model would
+    segment it as a new word, by the settings that only new words read,
+    and the priors chosen would depend on them."""
+    reader = MorphModel(settings)
+    in_text = {reader.form(word) for sentence in sentences for word in sentence}
+    return sorted(form for form in clamped if form in in_text)
+
+
 def criterion_for(n_annotated: int) -> str:
     """What chooses the priors with that many annotated types: the held-out
     ones when there are enough (`can_tune`), else the code length."""
@@ -343,7 +354,7 @@ def choose_settings(
     """The priors `tune_priors` chooses: `select_settings` with enough
     annotated types (`criterion_for`), else `select_by_code_length`, each
     over its own grid. Arguments as theirs."""
-    if criterion_for(len(clamped)) == HELD_OUT_F1:
+    if criterion_for(len(annotated_in_text(settings, sentences, clamped))) == HELD_OUT_F1:
         return select_settings(settings, sentences, clamped, report=report)
     return select_by_code_length(settings, sentences, clamped, report=report)
 
@@ -365,16 +376,18 @@ def select_settings(
         F1 as it is scored.
     RETURNS: the `Tuning` (criterion HELD_OUT_F1), or None when fewer than
         MIN_HELD_OUT types would be held out (fewer than
-        `min_annotated_types()` annotated).
+        `min_annotated_types()` annotated types that the text holds: only
+        those are held out, see `annotated_in_text`).
     """
     settings = apply_candidate(settings, {})
-    forms = sorted(clamped)
+    forms = annotated_in_text(settings, sentences, clamped)
     random.Random(settings.seed).shuffle(forms)
     if not can_tune(len(forms)):
         return None
     n_held = int(len(forms) * HELD_OUT_SHARE)
     held = {form: clamped[form] for form in forms[:n_held]}
     kept = {form: clamped[form] for form in forms[n_held:]}
+    kept.update((form, morphs) for form, morphs in clamped.items() if form not in held and form not in kept)
 
     def measure(model: MorphModel) -> float:
         model.fit(sentences, kept)
