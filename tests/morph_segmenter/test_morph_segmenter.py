@@ -169,6 +169,41 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert length.model.settings.new_strings == "length"
 
 
+def test_load_time_settings_are_compared_with_what_the_lexicon_runs_with(trained):
+    """A value tune_priors chose is what the lexicon runs with: a load-time
+    config asking for it changes nothing and warns of nothing; one asking
+    for another value is told the chosen one, a dict setting by its entries."""
+    saved = srsly.msgpack_loads(trained.get_pipe("morph_segmenter").to_bytes())
+    # as if tune_priors had chosen min_stem 2 and gamma_length 0.7 over the configured 3 and 0.5
+    assert saved["configured"]["min_stem"] == 3 and saved["configured"]["priors"]["gamma_length"] != 0.7
+    saved["settings"]["min_stem"] = 2
+    saved["settings"]["priors"]["gamma_length"] = 0.7
+    data = srsly.msgpack_dumps(saved)
+    base = {"clamp_gold": False, "sweeps": 10, "stage": "token_seg", "seed": 0, "verbose": False}
+
+    def load(**given):
+        priors = {**saved["configured"]["priors"], **given.pop("priors", {})}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pipe = spacy.blank("en").add_pipe("morph_segmenter", config={**base, **given, "priors": priors})
+            pipe.from_bytes(data)
+        return pipe.model.settings, [str(w.message) for w in caught if "given at load time" in str(w.message)
+                                     or "in the config, but" in str(w.message)]
+
+    settings, said = load(min_stem=2, priors={"gamma_length": 0.7})
+    assert settings.min_stem == 2 and settings.priors["gamma_length"] == 0.7 and said == []
+    settings, said = load(min_stem=4)
+    assert settings.min_stem == 4
+    assert len(said) == 1 and "min_stem = 4 (given at load time; saved: 2) applies to the words" in said[0]
+    settings, said = load(priors={"gamma_length": 0.6})
+    assert settings.priors["gamma_length"] == 0.7
+    assert said == ["morph_segmenter: priors.gamma_length = 0.6 in the config, but the lexicon was learned "
+                    "with priors.gamma_length = 0.7, which it keeps: these settings shape the sampled model "
+                    "and only initializing again changes them"]
+    settings, said = load()  # the saved config's values: the chosen ones stay, silently
+    assert settings.min_stem == 2 and said == []
+
+
 def test_clear_errors():
     nlp = spacy.blank("en")
     seg = nlp.add_pipe("morph_segmenter", config={"verbose": False})

@@ -21,7 +21,7 @@ import warnings
 from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import srsly
 from spacy.language import Language
@@ -335,7 +335,7 @@ class MorphSegmenter(Pipe):
         sweeps = len(SETTLE_TEMPERATURES) if stage == "settle" else self.model.settings.sweeps
         if sweep == 1 or sweep == sweeps or sweep % 10 == 0:
             self._say(f"{self.name}: {stage} sweep {sweep}/{sweeps}: log P {log_joint:,.1f}, "
-                      f"{changed:,} types changed, {seconds:.2f} s/sweep")
+                      f"{changed:,} type{'' if changed == 1 else 's'} changed, {seconds:.2f} s/sweep")
 
     def _say(self, text: str) -> None:
         if self.verbose:
@@ -395,12 +395,15 @@ class MorphSegmenter(Pipe):
 
     def _apply_load_time_settings(self, model: MorphModel, saved_configured: Optional[dict]) -> None:
         """Settings given at load time (the config differs from the one the
-        lexicon was saved with): those that shape how a word never seen is
-        segmented (NEW_WORD_SETTINGS) apply to such words: silently when
-        learning never reads them (NEW_WORD_ONLY_SETTINGS), otherwise with a
-        warning that the learned words keep their segmentation; the others
-        shaped the sampled model, which only initializing again changes:
-        kept, with a warning."""
+        lexicon was saved with) that differ from what the lexicon runs with
+        (its configured settings, and what `tune_priors` chose): those that
+        shape how a word never seen is segmented (NEW_WORD_SETTINGS) apply
+        to such words: silently when learning never reads them
+        (NEW_WORD_ONLY_SETTINGS), otherwise with a warning that the learned
+        words keep their segmentation; the others shaped the sampled model,
+        which only initializing again changes: kept, with a warning. A value
+        given at load time that equals the saved config's cannot be told
+        from no value given, so a value `tune_priors` chose stays then."""
         plain = lambda settings: srsly.msgpack_loads(srsly.msgpack_dumps(asdict(settings)))  # as saved
         if saved_configured is None:
             # saved before format 3: what the config said then is unknown
@@ -408,33 +411,50 @@ class MorphSegmenter(Pipe):
             # so the saved settings stay in force, as they did then
             return
         now = plain(self.configured)
+        running = plain(model.settings)
         # a setting newer than the saved lexicon: what the lexicon runs with
-        before = {**plain(model.settings), **saved_configured}
+        before = {**running, **saved_configured}
         defaults = plain(MorphSettings())
         # ... and a config that leaves it at its default says nothing about
         # it: spaCy fills in the default when the saved config lacks the key
         changed = [key for key in now if key in before and now[key] != before[key]
-                   and (key in saved_configured or now[key] != defaults.get(key))]
+                   and (key in saved_configured or now[key] != defaults.get(key))
+                   and now[key] != running.get(key)]
         new_word = [key for key in changed if key in NEW_WORD_SETTINGS]
         fixed = [key for key in changed if key not in NEW_WORD_SETTINGS]
         if new_word:
             model.settings = replace(model.settings, **{key: now[key] for key in new_word})
             model.settings.check(self.name)
-        learned_under = [key for key in new_word if key not in NEW_WORD_ONLY_SETTINGS]
+
+        def differences(keys: List[str]) -> List[Tuple[str, Any, Any]]:
+            """(name, given, the lexicon's) per changed setting; a dict
+            setting (the priors) by the entries that differ."""
+            out = []
+            for key in keys:
+                given, held = now[key], running.get(key)
+                if isinstance(given, dict) and isinstance(held, dict):
+                    out.extend((f"{key}.{k}", given.get(k), held.get(k))
+                               for k in sorted(set(given) | set(held)) if given.get(k) != held.get(k))
+                else:
+                    out.append((key, given, held))
+            return out
+
+        learned_under = differences([key for key in new_word if key not in NEW_WORD_ONLY_SETTINGS])
         if learned_under:
             one = len(learned_under) == 1
             warnings.warn(
-                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in learned_under)
-                + " (given at load time; saved: " + ", ".join(f"{before[key]!r}" for key in learned_under)
+                f"{self.name}: " + ", ".join(f"{name} = {given!r}" for name, given, _ in learned_under)
+                + " (given at load time; saved: " + ", ".join(f"{held!r}" for _, _, held in learned_under)
                 + f") {'applies' if one else 'apply'} to the words the lexicon does not hold; its "
                 f"{len(model.forms):,} learned words keep the segmentation they were learned with. "
                 f"Initialize again to learn under {'it' if one else 'them'}"
             )
-        if fixed:
+        kept = differences(fixed)
+        if kept:
             warnings.warn(
-                f"{self.name}: " + ", ".join(f"{key} = {now[key]!r}" for key in fixed)
+                f"{self.name}: " + ", ".join(f"{name} = {given!r}" for name, given, _ in kept)
                 + " in the config, but the lexicon was learned with "
-                + ", ".join(f"{key} = {before[key]!r}" for key in fixed)
+                + ", ".join(f"{name} = {held!r}" for name, _, held in kept)
                 + ", which it keeps: these settings shape the sampled model and only "
                 "initializing again changes them"
             )
