@@ -15,12 +15,11 @@ through extensions:
   converters);
 - `export.py`: every annotation of a doc as plain JSON.
 
-Extensions are registered explicitly, by `register_extensions()`: the
-factories and converters call it (it is idempotent), and so do the
-modules of the components that write them when imported, so that a
-pipeline unpickled in a new process (spawn, Ray and Spark workers), which
-runs no factory, reads them; a script that reads saved docs without
-building a pipeline calls it first.
+Extensions are registered by `register_extensions()` (idempotent), which
+runs when this package is imported: every component that writes them
+imports it, so a pipeline unpickled in a new process (spawn, Ray and
+Spark workers), which runs no factory, reads them too. The factories and
+converters call it again, which changes nothing.
 """
 from .export import doc_to_json
 from .morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs
@@ -36,6 +35,8 @@ def register_extensions() -> None:
     _morphs.register_extension()
     _trees.register_extensions()
 
+
+register_extensions()
 
 __all__ = [
     "Morphs", "MorphsError", "NonConstituentError", "Segment", "doc_morphs", "doc_to_json", "get_segments",

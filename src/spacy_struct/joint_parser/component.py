@@ -56,10 +56,6 @@ from ..annotations.brackets import (
     EMPTY, ENTITY_SEPARATOR, ChartLabel, TreeFormatError, chart_to_tree, tree_to_chart, without_entities,
 )
 
-# the extensions at import too, not only in the factory: a pipeline unpickled in a new process
-# (spawn, Ray and Spark workers) runs no factory but imports this module
-register_extensions()
-
 DEFAULT_JOINT_PARSER_MODEL = copy.deepcopy(DEFAULT_SPAN_SCORER_MODEL)
 
 #: joint_parser's own settings and their defaults (beside SHARED_DEFAULTS)

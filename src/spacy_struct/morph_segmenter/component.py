@@ -38,10 +38,6 @@ from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
 from . import tuning
 
-# the extensions at import too, not only in the factory: a pipeline unpickled in a new process
-# (spawn, Ray and Spark workers) runs no factory but imports this module
-register_extensions()
-
 MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "stage": "token_seg",
     "n_tags": 5,

@@ -41,10 +41,6 @@ from ..pipeline import StructuredComponent, TokenMap, component_factory, prf_wei
 from ..structs.partitions import Partitions
 from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 
-# the extensions at import too, not only in the factory: a pipeline unpickled in a new process
-# (spawn, Ray and Spark workers) runs no factory but imports this module
-register_extensions()
-
 #: the component's own settings and their defaults (beside SHARED_DEFAULTS)
 SUPERVISED_DEFAULTS: Dict[str, Any] = {"max_morph_length": 0, "max_word_length": 128}
 #: the one kind of piece the component predicts: its label set

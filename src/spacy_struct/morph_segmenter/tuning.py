@@ -354,9 +354,9 @@ def choose_settings(
     """The priors `tune_priors` chooses: `select_settings` with enough
     annotated types (`criterion_for`), else `select_by_code_length`, each
     over its own grid. Arguments as theirs."""
-    if criterion_for(len(annotated_in_text(settings, sentences, clamped))) == HELD_OUT_F1:
-        return select_settings(settings, sentences, clamped, report=report)
-    return select_by_code_length(settings, sentences, clamped, report=report)
+    # select_settings declines (None) exactly where criterion_for says the code length
+    return (select_settings(settings, sentences, clamped, report=report)
+            or select_by_code_length(settings, sentences, clamped, report=report))
 
 
 def select_settings(

@@ -40,10 +40,6 @@ from ..pipeline import (
 from ..structs.segments import GappedSegments, Segments
 from ..annotations.segments import get_segments, has_segments, set_segments
 
-# the extensions at import too, not only in the factory: a pipeline unpickled in a new process
-# (spawn, Ray and Spark workers) runs no factory but imports this module
-register_extensions()
-
 DEFAULT_SEGMENTER_MODEL = default_model_config("""
 [model]
 @architectures = "spacy_struct.SegmentPairScorer.v2"
