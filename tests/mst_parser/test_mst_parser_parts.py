@@ -364,21 +364,25 @@ def test_biaffine_scorer_rejects_bad_context_sizes(width, depth):
         build_biaffine_arc_scorer(tok2vec, context_width=width, context_depth=depth)
 
 
-def _random_labeler(rng, width: int, n_labels: int):
-    """An edge labeler with a random bilinear form (it starts at zero)."""
-    labeler = build_edge_labeler()
+def _random_labeler(rng, width: int, n_labels: int, distance: bool = False):
+    """An edge labeler with a random bilinear form and distance biases (they
+    start at zero)."""
+    labeler = build_edge_labeler(distance=distance)
     labeler.set_dim("nI", width)
     labeler.set_dim("nO", n_labels)
     labeler.initialize()
     labeler.set_param("V", rng.normal(size=labeler.get_param("V").shape).astype(np.float32))
+    if distance:
+        labeler.set_param("E", rng.normal(size=labeler.get_param("E").shape).astype(np.float32))
     return labeler
 
 
-def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form():
+@pytest.mark.parametrize("distance", [False, True])
+def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form(distance):
     """At prediction the bilinear form is contracted once per distinct head;
     the scores are those of the per-word form training uses."""
     rng = np.random.default_rng(8)
-    labeler = _random_labeler(rng, 5, 6)
+    labeler = _random_labeler(rng, 5, 6, distance)
     sizes = (6, 1, 9, 0)
     deps = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
     heads_side = [rng.normal(size=(n + 1, 5)).astype(np.float32) for n in sizes]
@@ -390,9 +394,10 @@ def test_edge_labeler_prediction_contracted_per_head_equals_the_training_form():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
-def test_edge_labeler_gradients_match_finite_differences():
+@pytest.mark.parametrize("distance", [False, True])
+def test_edge_labeler_gradients_match_finite_differences(distance):
     rng = np.random.default_rng(7)
-    labeler = _random_labeler(rng, 3, 4)
+    labeler = _random_labeler(rng, 3, 4, distance)
     deps = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
     heads_side = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
     heads = [np.array([-1, 2, 0, 2]), np.array([-1, 0])]
@@ -420,8 +425,35 @@ def test_edge_labeler_gradients_match_finite_differences():
         labeler.set_grad(name, np.zeros_like(labeler.get_param(name)))
     _, backprop = labeler((deps, heads_side, heads), is_train=True)
     backprop([r.astype(np.float32) for r in R])
-    for name in ("V", "W", "b"):
+    for name in ("V", "W", "b") + (("E",) if distance else ()):
         check_param_gradient(labeler, name, lambda: f(deps, heads_side), rng, rel=2e-2)
+
+
+def test_edge_labeler_distance_bias_is_that_of_each_arcs_side_and_length():
+    """With `distance`, an arc's label scores move by E[bucket] of its own
+    signed distance: the same two vectors score differently as a left and a
+    right dependent, and an arc from the root reads the root's bucket."""
+    from spacy_struct.models.distance import N_DISTANCE_BUCKETS, distance_buckets
+
+    rng = np.random.default_rng(9)
+    plain = _random_labeler(rng, 3, 2)
+    with_distance = build_edge_labeler(distance=True)
+    with_distance.set_dim("nI", 3)
+    with_distance.set_dim("nO", 2)
+    with_distance.initialize()
+    for name in ("V", "W", "b"):
+        with_distance.set_param(name, plain.get_param(name))
+    E = rng.normal(size=(N_DISTANCE_BUCKETS, 2)).astype(np.float32)
+    with_distance.set_param("E", E)
+    vectors = rng.normal(size=(5, 3)).astype(np.float32)
+    heads = np.array([-1, 3, 3, 0, 1])  # 1 <- 3 (left of its head), 2 <- 3, 3 <- root, 4 <- 1 (right, 3 away)
+    base = plain.predict(([vectors], [vectors], [heads]))[0]
+    moved = with_distance.predict(([vectors], [vectors], [heads]))[0]
+    buckets = distance_buckets(5)
+    expected = [buckets[heads[m], m] for m in range(1, 5)]
+    np.testing.assert_allclose(moved - base, E[expected], rtol=1e-5, atol=1e-5)
+    assert expected[2] == N_DISTANCE_BUCKETS - 1  # from the root
+    assert len({expected[0], expected[3]}) == 2  # a left arc of 2 and a right arc of 3 differ
 
 
 def test_scorer_dropout_is_its_own_and_training_dropout_does_not_override_it():

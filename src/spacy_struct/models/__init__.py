@@ -4,7 +4,8 @@ that the components' scorers chain onto it.
 - `encoder.py`: `spacy_struct.SentenceEncoder.v1` (tok2vec, characters,
   BiLSTM, per-sentence gather/scatter); `bilstm.py`: `spacy_struct.BiLSTM.v1`.
 - `arc_scorer.py`: `spacy_struct.BiaffineArcScorer.v1` (dependency arcs);
-  `edge_labeler.py`: the second-stage arc labeler;
+  `edge_labeler.py`: the second-stage arc labeler; `distance.py`: the
+  signed, bucketed head-dependent distance both weigh;
   `edge_features.py`: `spacy_struct.EdgeFeatures.v1` (sparse arc features).
 - `span_scorer.py`: `spacy_struct.SpanScorer.v1` (labeled spans).
 - `segment_scorer.py`: `spacy_struct.SegmentPairScorer.v2` and `.v1`

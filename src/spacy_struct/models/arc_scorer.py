@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import List, Optional
 
 import numpy as np
@@ -36,14 +35,11 @@ from thinc.types import Floats2d
 
 from ._trilinear import trilinear
 from .batch import SentenceBatch, with_root, without_root
+from .distance import N_DISTANCE_BUCKETS, distance_buckets
 from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 from .edge_labeler import build_edge_labeler, size_edge_labeler
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
-
-# |distance| 1..10 get a bucket each, then wider ones; h = 0 (root) its own.
-_DISTANCE_EDGES = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 20, 30, 50], dtype=np.int64)
-N_DISTANCE_BUCKETS = 2 * len(_DISTANCE_EDGES) + 1
 
 
 @dataclass
@@ -66,21 +62,6 @@ class ParseScores:
     siblings: Optional[Sequence] = None
 
 
-@lru_cache(maxsize=512)
-def distance_buckets(n_nodes: int) -> np.ndarray:
-    """(n+1) x (n+1) bucket ids: left/right attachment x distance, root row
-    last. Cached per length; read-only."""
-    h = np.arange(n_nodes)[:, None]
-    d = np.arange(n_nodes)[None, :]
-    dist = d - h
-    mag = np.maximum(np.digitize(np.abs(dist), _DISTANCE_EDGES) - 1, 0)
-    buckets = np.where(dist > 0, mag, len(_DISTANCE_EDGES) + mag)
-    buckets[0, :] = N_DISTANCE_BUCKETS - 1
-    buckets = buckets.astype(np.int64)
-    buckets.flags.writeable = False
-    return buckets
-
-
 @registry.architectures("spacy_struct.BiaffineArcScorer.v1")
 def build_biaffine_arc_scorer(
     tok2vec: Model,
@@ -92,6 +73,7 @@ def build_biaffine_arc_scorer(
     characters: int = 0,
     order: int = 1,
     sibling_width: int = 100,
+    label_distance: bool = False,
 ) -> Model[SentenceBatch, ParseScores]:
     """Biaffine arc scores over the sentence encoder, with an edge labeler.
 
@@ -111,17 +93,20 @@ def build_biaffine_arc_scorer(
         Pereira 2006), decoded by the second-order structures.
     sibling_width: size of the three views the sibling scores come from
         (order 2 only).
+    label_distance: the edge labeler also weighs each arc's signed,
+        bucketed distance, a bias per label and bucket (edge_labeler.py).
     RETURNS: a Model from a SentenceBatch to ParseScores, with refs
         "tok2vec", "context" (with a BiLSTM), "labeler" and "output" (the
         labeler, whose nO is the number of labels).
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
-    head = biaffine_arc_head(arc_width, label_width, dropout, order, sibling_width)
+    head = biaffine_arc_head(arc_width, label_width, dropout, order, sibling_width, label_distance)
     return encoder_and_head(encoder, head)
 
 
 def biaffine_arc_head(
-    arc_width: int, label_width: int, dropout: float, order: int = 1, sibling_width: int = 100
+    arc_width: int, label_width: int, dropout: float, order: int = 1, sibling_width: int = 100,
+    label_distance: bool = False,
 ) -> Model[List[Floats2d], ParseScores]:
     """The head alone: per-sentence word vectors to ParseScores."""
     check_dropout(dropout)
@@ -129,7 +114,9 @@ def biaffine_arc_head(
         raise ValueError(f"BiaffineArcScorer: order must be 1 or 2, got {order!r}")
     if order == 2 and (isinstance(sibling_width, bool) or not isinstance(sibling_width, int) or sibling_width < 1):
         raise ValueError(f"BiaffineArcScorer: sibling_width must be an integer >= 1, got {sibling_width!r}")
-    labeler = build_edge_labeler()
+    if not isinstance(label_distance, bool):
+        raise ValueError(f"BiaffineArcScorer: label_distance must be true or false, got {label_distance!r}")
+    labeler = build_edge_labeler(distance=label_distance)
     return Model(
         "biaffine_arcs",
         _forward,
