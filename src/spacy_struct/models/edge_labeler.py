@@ -4,10 +4,9 @@ Labels each arc of a tree from a dependent-side and a head-side vector of its
 two words: score(l) = dep^T V_l head + W_l [dep; head] + b_l, and with
 `distance` + E_l[bucket(h - m)], a bias per label and signed, bucketed
 distance (`distance.py`): which side of its head a word is on says much of
-its label (a subject before its verb, an object after it), and neither
-vector says where its word stands. It is trained on the gold arcs and
-applied to the predicted ones, so the tree is decided first and the labels
-cannot make it worse.
+its label (a subject before its verb, an object after it). It is trained
+on the gold arcs and applied to the predicted ones, so the tree is decided
+first and the labels cannot make it worse.
 """
 from __future__ import annotations
 
