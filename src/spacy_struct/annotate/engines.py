@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from ..annotations import doc_to_json, register_extensions
+from ..annotations import doc_to_json
 from .output import msgpack_codecs_looked_up_once, shard_name, write_shard
 from .records import BadRecord, RawLine, Record, parse_line
 
@@ -44,7 +44,6 @@ def load_pipeline(path: str, code: Optional[str] = None):
     import spacy
 
     import_code(code)
-    register_extensions()
     return spacy.load(path)
 
 

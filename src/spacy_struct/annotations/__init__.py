@@ -16,10 +16,11 @@ through extensions:
 - `export.py`: every annotation of a doc as plain JSON.
 
 Extensions are registered by `register_extensions()` (idempotent), which
-runs when this package is imported: every component that writes them
-imports it, so a pipeline unpickled in a new process (spawn, Ray and
-Spark workers), which runs no factory, reads them too. The factories and
-converters call it again, which changes nothing.
+runs when this package is imported: every component and converter that
+writes them imports from it, so a pipeline unpickled in a new process
+(spawn, Ray and Spark workers), which runs no factory, reads them too. A
+script that reads saved docs without importing a component imports
+`spacy_struct` (or this package) first.
 """
 from .export import doc_to_json
 from .morphs import Morphs, MorphsError, doc_morphs, set_morphs, write_morphs

@@ -35,7 +35,6 @@ from typing import Dict, List, Tuple
 import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 
-from ..annotations import register_extensions
 from ..annotations.segments import crossing_keys, normalize_fragments, set_segments
 from . import FIELD_ERRORS, open_text, wrong_field
 
@@ -223,7 +222,6 @@ def convert_file(path: Path, output: Path, spans_key: str = "sc", lang: str = "e
     discontinuous: what `doc.spans[spans_key]` holds of a discontinuous
         mention: its covering span ("covering") or nothing ("leave_out").
     """
-    register_extensions()
     if discontinuous not in DISCONTINUOUS_SPANS:
         raise ValueError(f"discontinuous must be one of {list(DISCONTINUOUS_SPANS)}, got {discontinuous!r}")
     nlp = spacy.blank(lang)

@@ -28,7 +28,6 @@ from typing import Iterator, List, Optional, Tuple
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from ..annotations import register_extensions
 from ..annotations.morphs import CANONICAL_KEY, CATEGORY_KEY, write_morphs
 from . import open_text
 
@@ -139,7 +138,6 @@ def read_sigmorphon(path: Path, level: Optional[str] = None) -> Iterator[Item]:
 def convert_sigmorphon(path: Path, output: Path, level: Optional[str] = None) -> MorphReport:
     """Convert a SIGMORPHON 2022 segmentation file to .spacy (level as in
     `read_sigmorphon`); RETURNS the report."""
-    register_extensions()
     vocab = Vocab()
     db, report = DocBin(store_user_data=True), MorphReport()
     for _, words, gold, flat, category in read_sigmorphon(path, level):
@@ -178,7 +176,6 @@ def _keep_surface(doc: Doc, gold: List[Optional[List[str]]], report: MorphReport
 def convert_ud_morphs(path: Path, output: Path) -> MorphReport:
     """Convert a CoNLL-U file's surface tokens to .spacy, a multiword token's
     syntactic words as its gold morphs; RETURNS the report."""
-    register_extensions()
     vocab = Vocab()
     db, report = DocBin(store_user_data=True), MorphReport()
     for where, tokens in _read_conllu_tokens(path):

@@ -27,7 +27,6 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 import spacy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 
-from ..annotations import register_extensions
 from ..annotations.trees import check_words, tree_nodes, write_nodes
 from ..annotations.joint import JoinReport, join_entities
 from ..annotations.brackets import CHAIN_SEPARATOR, ParsedTree, TreeFormatError, parse_brackets, tree_to_chart
@@ -120,7 +119,6 @@ def _count_tree(report: Report, tree: ParsedTree) -> None:
 
 def convert_ptb(path: Path, output: Path, lang: str = "en") -> Report:
     """Convert a PTB bracket file to a .spacy file; RETURNS the report."""
-    register_extensions()
     nlp = spacy.blank(lang)
     db, report = DocBin(store_user_data=True), Report()
     for number, text in read_ptb(path):
@@ -146,7 +144,6 @@ def _write(db: DocBin, report: Report, path: Path, output: Path) -> None:
 
 def convert_joint_jsonl(path: Path, output: Path, spans_key: str = "sc", lang: str = "en") -> Report:
     """Convert a joint trees + entities JSONL file to .spacy; RETURNS the report."""
-    register_extensions()
     nlp = spacy.blank(lang)
     db, report = DocBin(store_user_data=True), Report()
     with open_text(path) as f:

@@ -39,7 +39,6 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
-from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.span_scorer import DEFAULT_SPAN_SCORER_MODEL
 from ..pipeline import (
@@ -108,7 +107,6 @@ def make_joint_parser(
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences CKY runs over (see spacy_struct/pipeline/sentences.py).
     """
-    register_extensions()
     return JointParser.from_factory(locals())
 
 

@@ -32,7 +32,6 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from .model import DEFAULT_PRIORS, SETTLE_TEMPERATURES, MorphModel, MorphSettings
-from ..annotations import register_extensions
 from ..pipeline import prf_weights
 from ..annotations.morphs import Morphs, doc_morphs, write_morphs
 from .scoring import score_morphs, sigmorphon_pairs, sigmorphon_scores
@@ -189,7 +188,6 @@ def make_morph_segmenter(
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
     """
-    register_extensions()
     settings = MorphSettings(stage=stage, n_tags=n_tags, sweeps=sweeps, anneal=anneal, seed=seed,
                              lowercase=lowercase, max_prefixes=max_prefixes, max_suffixes=max_suffixes,
                              max_length=max_length, min_stem=min_stem, short_affixes=short_affixes,

@@ -34,7 +34,6 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Model
 
-from ..annotations import register_extensions
 from ..models import SentenceBatch
 from ..models.morph_scorer import DEFAULT_MORPH_SCORER_MODEL, MAX_WORD_LENGTH_ATTR, token_texts
 from ..pipeline import StructuredComponent, TokenMap, component_factory, prf_weights
@@ -72,7 +71,6 @@ def make_supervised_morph_segmenter(
         sentences whose words are encoded together
         (spacy_struct/pipeline/sentences.py).
     """
-    register_extensions()
     return SupervisedMorphSegmenter.from_factory(locals())
 
 

@@ -30,7 +30,6 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from thinc.api import Model
 
-from ..annotations import register_extensions
 from ..losses import loss_names
 from ..models import SentenceBatch, default_model_config
 from ..pipeline import (
@@ -129,7 +128,6 @@ def make_overlap_segmenter(
     max_unsegmented_length, max_sentence_length: how a Doc is cut into the
         sentences the decoder runs over (see spacy_struct/pipeline/sentences.py).
     """
-    register_extensions()
     return OverlapSegmenter.from_factory(locals())
 
 
