@@ -112,7 +112,16 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
     assert old.model.settings.short_affixes is True
     with pytest.raises(ValueError, match="has format 99, this version reads"):
         pipe.from_bytes(srsly.msgpack_dumps({**saved, "format": 99}))
-    assert saved["format"] == 7
+    assert saved["format"] == 8
+    # one saved before `chains` existed was learned by one chain, and says so
+    assert saved["settings"]["chains"] == 5
+    before_chains = {**saved, "settings": {k: v for k, v in saved["settings"].items() if k != "chains"},
+                     "configured": {k: v for k, v in saved["configured"].items() if k != "chains"}, "format": 7}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        one_chain = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(srsly.msgpack_dumps(before_chains))
+    assert one_chain.model.settings.chains == 1
+    assert not [w for w in caught if "chains" in str(w.message)]
     # a setting learning never reads, turned off at load time, applies in
     # full and so without a warning; a lexicon saved before the setting
     # existed segments new words as it did then, without a warning, the
@@ -293,13 +302,13 @@ def test_the_priors_are_chosen_on_held_out_annotated_types_never_clamped(monkeyp
     found = tuning.select_settings(settings, text, gold, grid)
     n_held = int(len(gold) * tuning.HELD_OUT_SHARE)
     assert [f[0].priors["gamma_segments"] for f in fits] == [0.99, 0.1]
-    assert all(f[0].stage == "basic" and not f[0].settle for f in fits)
+    assert all(f[0].stage == "basic" and not f[0].settle and f[0].chains == 1 for f in fits)
     assert fits[0][1] == fits[1][1] and len(fits[0][1]) == len(gold) - n_held
     held = set(gold) - fits[0][1]
     # each figure is its basic-stage model's F1 on exactly the held-out types
     assert [c for c, _ in found.results] == [{}, grid[1]]
     for candidate, f1 in found.results:
-        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic", settle=False))
+        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic", settle=False, chains=1))
         real_fit(model, text, {f: gold[f] for f in fits[0][1]})
         assert f1 == pytest.approx(tuning.boundary_f1(model, {f: gold[f] for f in held}))
     assert found.results[0][1] < found.results[1][1]  # one morph per word, nearly: few cuts
@@ -415,10 +424,10 @@ def test_without_annotations_the_length_prior_is_chosen_by_code_length(monkeypat
     assert [f[0].max_prefixes for f in fitted] == [2, 2, 2, 0, 2]
     assert [f[0].max_suffixes for f in fitted] == [2, 2, 2, 2, 1]
     # each candidate learns the basic stage, judged on its last draw (not settled)
-    assert all(f[0].stage == "basic" and not f[0].settle and f[1] == {} for f in fitted)
+    assert all(f[0].stage == "basic" and not f[0].settle and f[0].chains == 1 and f[1] == {} for f in fitted)
     assert found.criterion == tuning.CODE_LENGTH and [c for c, _ in found.results] == [{}] + grid[1:]
     for candidate, value in found.results:
-        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic", settle=False))
+        model = MorphModel(replace(tuning.apply_candidate(settings, candidate), stage="basic", settle=False, chains=1))
         real_fit(model, text)
         assert value == pytest.approx(tuning.code_length(model, text))
     best = min(found.results, key=lambda item: item[1])

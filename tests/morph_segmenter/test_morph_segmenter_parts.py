@@ -528,6 +528,32 @@ def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path)
     assert "2 pairs" in cue and "50.0%" in cue
 
 
+def test_the_bench_scores_the_consensus_of_chains_and_the_first_chain_as_its_control(tmp_path):
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
+    from tools.bench.morph import dev_references, run_ours, score
+
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull"]
+    lines = [f"{s}{e} {t}{f}\t{s} @@{e} {t} @@{f}" for s, t in zip(stems, stems[1:] + stems[:1])
+             for e, f in (("s", "ed"), ("ing", "er"))]
+    path = tmp_path / "xx.sentence.dev.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    refs = dev_references(path, "sentence")
+    text = [line.split("\t")[0].split() for line in lines] * 3
+    settings = {"max_prefixes": 0, "n_tags": 2, "chains": 3}
+    rows = run_ours(text, refs, "pos", [9], 3, settings=settings, tune=False)
+    assert list(rows) == ["basic", "pos", "pos, unsettled", "pos, one chain"]
+    # the stage rows score the consensus the component keeps; the control, the seed's own single run
+    configured = MorphSettings(stage="pos", sweeps=3, seed=9, **settings)
+    for chains, label in ((3, "pos"), (1, "pos, one chain")):
+        model = MorphModel(replace(configured, chains=chains))
+        model.fit(text)
+        assert rows[label].runs == [score(refs, model.segment, with_position=True)]
+    assert rows["pos, one chain"].seconds[0] < rows["pos"].seconds[0]
+    assert rows["pos"].runs != rows["pos, one chain"].runs  # they differ here, so the rows tell them apart
+
+
 def test_spelling_against_witten_bell_by_hand_and_its_mass():
     import itertools
     import math
@@ -821,7 +847,7 @@ def test_the_last_stage_settles_toward_the_most_probable_lexicon():
     sentences = [words[k::5] for k in range(5)] * 3 + [["the", w] for w in words]
     rises = 0
     for seed in range(4):
-        settings = MorphSettings(stage="pos", sweeps=4, seed=seed, max_prefixes=0, n_tags=3)
+        settings = MorphSettings(stage="pos", sweeps=4, seed=seed, max_prefixes=0, n_tags=3, chains=1)
         reports, plain_reports = [], []
         model, draws = MorphModel(settings), []
         model.fit(sentences, progress=lambda *report: reports.append(report), last_draw=draws.append)
@@ -842,3 +868,70 @@ def test_the_last_stage_settles_toward_the_most_probable_lexicon():
     assert rises  # it does something
     with pytest.raises(ValueError, match="settle must be true or false"):
         MorphSettings(settle="yes").check("morph_segmenter")
+
+
+def test_the_consensus_keeps_per_type_the_chains_analysis_with_the_least_boundary_disagreement():
+    from spacy_struct.morph_segmenter.consensus import consensus_rows
+
+    rng = np.random.default_rng(0)
+    cuts = [(), (1,), (2,), (1, 2), (3,), (1, 3), (2, 3), (1, 2, 3)]  # every cut set of a four-letter word
+    for _ in range(200):
+        chains, types = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        rows = rng.integers(0, len(cuts), size=(chains, types))
+        chosen = consensus_rows(rows, cuts)
+        for t in range(types):
+            # brute force: every analysis a chain reached, its boundary errors against all chains
+            errors = {r: sum(len(set(cuts[r]) ^ set(cuts[other])) for other in rows[:, t]) for r in rows[:, t]}
+            least = min(errors.values())
+            assert chosen[t] in set(rows[:, t]) and errors[chosen[t]] == least
+            # on a tie, the first chain (in chain order) that holds a least-error analysis
+            assert chosen[t] == next(r for r in rows[:, t] if errors[r] == least)
+    assert list(consensus_rows(np.array([[4, 5, 6]]), cuts)) == [4, 5, 6]  # one chain: itself
+    # three chains: a majority wins over the first chain's analysis
+    assert list(consensus_rows(np.array([[1], [2], [2]]), cuts)) == [2]
+    with pytest.raises(ValueError, match="chains, types"):
+        consensus_rows(np.zeros((0, 3), dtype=int), cuts)
+
+
+def test_several_chains_keep_the_consensus_of_the_runs_one_chain_makes_from_each_seed():
+    from dataclasses import replace
+
+    from spacy_struct.morph_segmenter.consensus import chain_seed, consensus_rows
+    from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
+
+    stems = ["walk", "talk", "jump", "play", "look", "call", "kick", "pull", "push", "kiss", "want", "need"]
+    words = [stem + ending for stem in stems for ending in ("", "s", "ed", "ing", "er", "ers")]
+    sentences = [words[k::5] for k in range(5)] * 3 + [["the", w] for w in words]
+    settings = MorphSettings(stage="pos", sweeps=4, seed=7, max_prefixes=0, n_tags=3, chains=3, restored_endings="")
+    ends, draws, starts, firsts = [], [], [], []
+    model = MorphModel(settings)
+    model.fit(sentences, stage_end=lambda stage, m: ends.append((stage, m)), last_draw=draws.append,
+              on_chain=lambda number, chains: starts.append((number, chains)), first_chain=firsts.append)
+    assert starts == [(1, 3), (2, 3), (3, 3)]
+    singles = []
+    for chain in range(3):
+        single = MorphModel(replace(settings, chains=1, seed=chain_seed(7, chain)))
+        single.fit(sentences)
+        singles.append(single)
+    assert len({tuple(s.cuts) for s in singles}) > 1  # the chains differ, or the test shows nothing
+    # per type, the analysis the three single runs agree with most; the first chain's tags
+    for i, form in enumerate(model.forms):
+        options = [tuple(s.cuts[s.forms.index(form)]) for s in singles]
+        errors = [sum(len(set(a) ^ set(b)) for b in options) for a in options]
+        assert model.cuts[i] == options[errors.index(min(errors))]
+    # the tags drawn anew with every type clamped to its consensus analysis: one more run from the
+    # configured seed, as one chain learns with those analyses given
+    clamped = {form: Morphs.from_cuts(form, cuts, stem) for form, cuts, stem in zip(model.forms, model.cuts, model.stems)}
+    retagged = MorphModel(replace(settings, chains=1))
+    retagged.fit(sentences, clamped)
+    assert retagged.cuts == model.cuts and model.tags == retagged.tags
+    assert firsts[0].cuts == singles[0].cuts and firsts[0].settings.chains == 1
+    # each stage is handed over once, as the consensus of that stage
+    assert [stage for stage, _ in ends] == list(STAGES[:2])
+    assert ends[-1][1].cuts == model.cuts and len(draws) == 1 and draws[0].settings.settle is False
+    again = MorphModel(settings)
+    again.fit(sentences)
+    assert again.cuts == model.cuts and again.tags == model.tags  # reproducible
+    assert chain_seed(7, 0) == 7 and chain_seed(7, 1) != chain_seed(8, 0)
+    with pytest.raises(ValueError, match="chains must be an integer >= 1"):
+        MorphSettings(chains=0).check("morph_segmenter")

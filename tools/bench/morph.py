@@ -312,6 +312,7 @@ def _segmented(path: Path, forms: Sequence[str]) -> Dict[str, List[str]]:
 
 #: the controls of how a learned model prices a new word's strings
 CONTROLS = {"unsettled": "its last draw, not settled (settle off, the paper's)",
+            "one chain": "its first chain alone (chains 1, the paper's)",
             "length": "new words priced by length (the paper's)",
             "flat": "new words priced flat per character, at the character model's mean",
             "caseless": "new words split alike whatever their case (new_word_case off)",
@@ -367,7 +368,10 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     of the words it never saw priced otherwise (`controls`): rows
     "<stage>, length" and "<stage>, flat". With `settle` (the default),
     the last stage's draw before the cold sweeps is scored too, the same
-    chain unsettled: row "<stage>, unsettled". `show`:
+    chains unsettled: row "<stage>, unsettled". With several `chains`
+    (the default), the first chain's own model is scored too, the
+    configured seed's single run: row "<stage>, one chain", its seconds
+    those up to the end of that chain. `show`:
     words whose segmentation by each seed's last stage (and its control)
     the rows keep in `shown`, a line per seed."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings
@@ -405,15 +409,23 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
                         control.shown.append(shown(control_model))
             scoring[0] += time.perf_counter() - began
 
-        def last_draw(snapshot: MorphModel) -> None:
-            seconds = time.perf_counter() - start - scoring[0]
+        first_chain_seconds = [0.0]
+
+        def chain_started(number: int, chains: int) -> None:
+            if number == 2:  # the first chain has ended
+                first_chain_seconds[0] = time.perf_counter() - start - scoring[0]
+
+        def control_row(name: str, snapshot: MorphModel, seconds: Optional[float] = None) -> None:
+            seconds = time.perf_counter() - start - scoring[0] if seconds is None else seconds
             began = time.perf_counter()
-            row = rows.setdefault(f"{last_stage}, unsettled", Row(f"{last_stage}, unsettled"))
+            row = rows.setdefault(f"{last_stage}, {name}", Row(f"{last_stage}, {name}"))
             row.seconds.append(seconds)
             row.runs.append(score(references, snapshot.segment, learned, with_position=True))
             scoring[0] += time.perf_counter() - began
 
-        model.fit(text, gold, stage_end=stage_end, last_draw=last_draw)
+        model.fit(text, gold, stage_end=stage_end, last_draw=lambda snapshot: control_row("unsettled", snapshot),
+                  on_chain=chain_started,
+                  first_chain=lambda snapshot: control_row("one chain", snapshot, first_chain_seconds[0]))
         n_types = len(model.forms)
         per_stage = [model.sweep_seconds[k * sweeps:(k + 1) * sweeps]
                      for k in range(STAGES.index(last_stage) + 1)]

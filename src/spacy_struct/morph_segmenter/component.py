@@ -57,6 +57,7 @@ MORPH_SEGMENTER_DEFAULTS: Dict[str, Any] = {
     "new_word_endings": True,
     "new_word_stems": True,
     "settle": True,
+    "chains": 5,
     "priors": dict(DEFAULT_PRIORS),
     "verbose": True,
 }
@@ -72,8 +73,8 @@ NEW_WORD_ONLY_SETTINGS = ("new_strings", "new_word_case", "new_word_endings", "n
 #: time is told from what tune_priors chose; 4 `new_strings`; 5 the letter
 #: restored to each learned stem, `restored_endings`, and whether each
 #: learned word was written capitalized, `new_word_case`; 6
-#: `new_word_endings` among the settings; 7 `new_word_stems`)
-LEXICON_FORMAT = 7
+#: `new_word_endings` among the settings; 7 `new_word_stems`; 8 `chains`)
+LEXICON_FORMAT = 8
 #: the layouts this version reads: 1 is read with the constraint it had
 #: then (`short_affixes` true, the default); 1 to 3 with `new_strings` at
 #: its default, "spelling": the learned words keep their segmentation, the
@@ -82,8 +83,8 @@ LEXICON_FORMAT = 7
 #: and no case known, so that a new word's case does not move it; 1 to 5
 #: with `new_word_endings` off (their new words are segmented as they were,
 #: except that no affix spelled without letters is cut off any more); 1 to
-#: 6 with `new_word_stems` off
-READABLE_LEXICON_FORMATS = (1, 2, 3, 4, 5, 6, 7)
+#: 6 with `new_word_stems` off; 1 to 7 as learned by one chain (`chains` 1)
+READABLE_LEXICON_FORMATS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 @Language.factory(
@@ -114,6 +115,7 @@ def make_morph_segmenter(
     new_word_endings: bool,
     new_word_stems: bool,
     settle: bool,
+    chains: int,
     priors: Dict[str, Any],
     verbose: bool,
     scorer: Optional[Callable],
@@ -184,6 +186,14 @@ def make_morph_segmenter(
         below 1 (0.5, 0.2, 0.05), so that the lexicon kept is near the most
         probable one the sampler found rather than its last draw; false
         keeps the last draw (the paper's).
+    chains: how many times the stages run, each from its own seed (the
+        first from `seed`); each word type keeps the analysis whose cuts
+        differ least from the other chains' (see consensus.py). Runs
+        settle in different modes, and a consensus of several scores
+        higher than one run on average and varies less from seed to seed
+        (docs/results/morph.md, "A consensus of chains"). Learning takes
+        `chains` times as long (tuning compares its candidates on one
+        chain); segmenting is unchanged. 1: one run (the paper's).
     priors: Lee et al.'s hyperparameters (gamma_*, alpha*, betas); the
         ones not given keep the paper's values.
     verbose: print the sampler's progress during initialization.
@@ -194,7 +204,7 @@ def make_morph_segmenter(
                              restored_endings=restored_endings, new_strings=new_strings,
                              new_word_case=new_word_case, new_word_endings=new_word_endings,
                              new_word_stems=new_word_stems,
-                             settle=settle, priors=dict(priors))
+                             settle=settle, chains=chains, priors=dict(priors))
     return MorphSegmenter(nlp.vocab, name, settings, clamp_gold=clamp_gold, tune_priors=tune_priors,
                           verbose=verbose, scorer=scorer)
 
@@ -280,7 +290,8 @@ class MorphSegmenter(Pipe):
                   f"{self.init_report['tokens']:,} tokens"
                   + (f", {len(clamped):,} word types clamped to their gold" if clamped else "")
                   + (f" ({conflicts} with more than one gold: the most frequent kept)" if conflicts else ""))
-        self.model.fit(sentences, clamped, progress=self._progress)
+        self.model.fit(sentences, clamped, progress=self._progress, on_chain=lambda number, chains: self._say(
+            f"{self.name}: chain {number} of {chains}"))
         self._say(f"{self.name}: {len(self.model.forms):,} word types segmented in "
                   f"{time.perf_counter() - start:.1f} s")
 

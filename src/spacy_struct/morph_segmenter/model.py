@@ -21,6 +21,15 @@ temperature 1. `settle = false` keeps the paper's last sample. Types
 whose segmentation is given (semi-supervised) keep it and have only their
 tag sampled.
 
+With `chains` above 1 (5 by default), the stages run that many
+times from independent seeds (`consensus.chain_seed`), and each type
+keeps the analysis the chains agree with most (`consensus.py`): runs
+settle in different modes, and which one a run reaches decides much of
+its score, so a per-type consensus of several is steadier and scores
+higher than any one of them on average. The tags, whose numbering is
+each chain's own, are the first chain's. The chains run one after
+another: learning takes `chains` times as long, segmenting no longer.
+
 What is learned is a lexicon: each word type's segmentation and tag. A
 word never sampled is segmented by the type-level model (tag prior,
 lexicon, morph counts) with the counts as they stand, which is the
@@ -61,6 +70,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._sampler import MorphSampler
+from .consensus import chain_seed, consensus_rows
 from .context import build_context
 from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_affix_spelling, is_segmentable
 from .spelling import Spelling
@@ -126,6 +136,11 @@ def held_stem_share(readings: HypothesisTable, chosen: HypothesisTable, chosen_r
     return (int(np.sum(fitted & cut_at_held)) + 1) / (int(np.sum(fitted)) + 2)
 
 
+def _state_of(sampler: MorphSampler) -> Tuple[np.ndarray, np.ndarray]:
+    """A copy of the sampler's state: each type's hypothesis row and tag."""
+    return np.array(sampler.hyps_array, copy=True), np.array(sampler.tags_array, copy=True)
+
+
 #: the model stages, in the order they run
 STAGES = ("basic", "pos", "token_pos", "token_seg")
 
@@ -177,6 +192,7 @@ class MorphSettings:
     new_word_endings: bool = True
     new_word_stems: bool = True
     settle: bool = True
+    chains: int = 5
     priors: Dict[str, object] = field(default_factory=lambda: dict(DEFAULT_PRIORS))
 
     def check(self, name: str) -> None:
@@ -184,7 +200,7 @@ class MorphSettings:
         if self.stage not in STAGES:
             raise ValueError(f"{name}: stage must be one of {list(STAGES)}, got {self.stage!r}")
         for key, low in (("n_tags", 1), ("sweeps", 0), ("max_prefixes", 0), ("max_suffixes", 0), ("max_length", 1),
-                         ("min_stem", 1)):
+                         ("min_stem", 1), ("chains", 1)):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: {key} must be an integer >= {low}, got {value!r}")
@@ -261,18 +277,28 @@ class MorphModel:
     def fit(self, sentences: Iterable[Sequence[str]], clamped: Optional[Dict[str, Morphs]] = None,
             progress: Optional[Progress] = None,
             stage_end: Optional[Callable[[str, "MorphModel"], None]] = None,
-            last_draw: Optional[Callable[["MorphModel"], None]] = None) -> None:
+            last_draw: Optional[Callable[["MorphModel"], None]] = None,
+            on_chain: Optional[Callable[[int, int], None]] = None,
+            first_chain: Optional[Callable[["MorphModel"], None]] = None) -> None:
         """Learn from sentences of words (each a sequence of strings).
 
         clamped: word form (as `form` gives it) to its known segmentation;
             those types keep it.
-        progress: called after every sweep.
+        progress: called after every sweep of every chain.
         stage_end: called after each stage with the model as that stage
             leaves it (a separate MorphModel whose `stage` is that stage:
-            Lee et al.'s model of that row, trained as the paper trains it).
+            Lee et al.'s model of that row, trained as the paper trains it;
+            with several chains, their consensus at that stage, once every
+            chain has run).
         last_draw: with `settle`, called with the model of the last stage's
             last draw, before the cold sweeps (a separate MorphModel with
-            `settle` off): the same chain unsettled, to compare with.
+            `settle` off; with several chains, the consensus of their last
+            draws): the same chains unsettled, to compare with.
+        on_chain: with several chains, called before each with its number
+            (from 1) and the number of chains.
+        first_chain: with several chains, called with the first chain's
+            own final model (a separate MorphModel with `chains` 1): the
+            configured seed's single run, to compare with.
         """
         s = self.settings
         index: Dict[str, int] = {}
@@ -292,15 +318,59 @@ class MorphModel:
             raise ValueError("the model has no words to learn from")
         fixed = {index[f]: (tuple(m.cuts), m.stem_index) for f, m in (clamped or {}).items() if f in index}
         table = self._hypotheses(forms, fixed)
-        sampler = MorphSampler(table, build_context(ids, forms), s.n_tags, s.priors, s.seed)
+        context = build_context(ids, forms)
+        stages = STAGES[:STAGES.index(s.stage) + 1]
+        # per stage (and "draw": the last stage's last draw before settling), each chain's (hypotheses, tags)
+        states: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {}
 
-        def snapshot(settings: MorphSettings) -> "MorphModel":
-            """A separate model of the sampler's state as it stands."""
+        def model_of(settings: MorphSettings, chain_states: List[Tuple[np.ndarray, np.ndarray]]) -> "MorphModel":
+            """A separate model of the chains' consensus (the first chain's tags)."""
             model = MorphModel(settings)
-            model._take_state(forms, table, sampler, capitalized)
+            rows = consensus_rows(np.stack([hyps for hyps, _ in chain_states]), table.cuts)
+            model._take_state(forms, table, rows, chain_states[0][1], capitalized)
             return model
 
-        for stage in STAGES[:STAGES.index(s.stage) + 1]:
+        for chain in range(s.chains):
+            if s.chains > 1 and on_chain is not None:
+                on_chain(chain + 1, s.chains)
+            # the last chain ends each stage once every chain has: the stage's consensus is then known
+            last = chain == s.chains - 1
+            sampler = MorphSampler(table, context, s.n_tags, s.priors, chain_seed(s.seed, chain))
+
+            def draw(sampler=sampler, last=last) -> None:
+                states.setdefault("draw", []).append(_state_of(sampler))
+                if last and last_draw is not None:
+                    last_draw(model_of(replace(s, settle=False), states["draw"]))
+
+            def stage_done(stage: str, sampler=sampler, last=last) -> None:
+                states.setdefault(stage, []).append(_state_of(sampler))
+                if last and stage_end is not None and stage != s.stage:
+                    stage_end(stage, model_of(replace(s, stage=stage), states[stage]))
+
+            self._run_stages(sampler, stages, progress, draw=draw, stage_done=stage_done)
+            del sampler
+        if first_chain is not None and s.chains > 1:
+            first_chain(model_of(replace(s, chains=1), states[s.stage][:1]))
+        final = states[s.stage]
+        rows = consensus_rows(np.stack([hyps for hyps, _ in final]), table.cuts)
+        tags = final[0][1]
+        if s.chains > 1 and s.stage != "basic":
+            tags = self._retag(forms, table, rows, context, stages, progress)
+        self._take_state(forms, table, rows, tags, capitalized)
+        if stage_end is not None:
+            final_model = MorphModel(s)
+            final_model._take_state(forms, table, rows, tags, capitalized)
+            stage_end(s.stage, final_model)
+
+    def _run_stages(self, sampler: MorphSampler, stages: Sequence[str], progress: Optional[Progress],
+                    label: str = "", draw: Optional[Callable[[], None]] = None,
+                    stage_done: Optional[Callable[[str], None]] = None) -> None:
+        """Run `stages` in turn on `sampler`, `sweeps` sweeps each, and with
+        `settle` the cold sweeps after the last; `draw` is called before
+        those, `stage_done` after each stage, `progress` after every sweep
+        (its stage name after `label`)."""
+        s = self.settings
+        for stage in stages:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
                               stage == "token_seg")
             for sweep in range(s.sweeps):
@@ -310,18 +380,33 @@ class MorphModel:
                 seconds = time.perf_counter() - start
                 self.sweep_seconds.append(seconds)
                 if progress is not None:
-                    progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
+                    progress(label + stage, sweep + 1, sampler.log_joint(), changed, seconds)
             if stage == s.stage and s.settle:
-                if last_draw is not None:
-                    last_draw(snapshot(replace(s, settle=False)))
+                if draw is not None:
+                    draw()
                 for number, temperature in enumerate(SETTLE_TEMPERATURES, 1):
                     start = time.perf_counter()
                     changed = sampler.sweep(temperature)
                     if progress is not None:
                         progress("settle", number, sampler.log_joint(), changed, time.perf_counter() - start)
-            if stage_end is not None:
-                stage_end(stage, snapshot(replace(s, stage=stage)))
-        self._take_state(forms, table, sampler, capitalized)
+            if stage_done is not None:
+                stage_done(stage)
+
+    def _retag(self, forms: List[str], table: HypothesisTable, rows: np.ndarray, context,
+               stages: Sequence[str], progress: Optional[Progress]) -> np.ndarray:
+        """Tags sampled anew for the consensus lexicon: one more run of the
+        stages (from the configured seed) with every type clamped to its
+        consensus analysis (`rows` of `table`), so that only the tags move.
+        A chain's tags were drawn with its own analyses, and a type whose
+        consensus analysis is another chain's would keep a tag that does not
+        fit it, which blurs the affixes each tag predicts for the words the
+        lexicon lacks. Sweeps over clamped types are cheap: one analysis
+        each."""
+        s = self.settings
+        fixed = {i: (tuple(table.cuts[r]), int(table.stem_pos[r]), table.stem_tail[r]) for i, r in enumerate(rows)}
+        sampler = MorphSampler(self._hypotheses(forms, fixed), context, s.n_tags, s.priors, s.seed)
+        self._run_stages(sampler, stages, progress, label="tags of the consensus, ")
+        return np.array(sampler.tags_array, copy=True)
 
     def _hypotheses(self, words: Sequence[str], fixed: Optional[Dict[int, Segmentation]] = None,
                     morph_ids: Optional[Dict[str, int]] = None) -> HypothesisTable:
@@ -332,13 +417,14 @@ class MorphModel:
                                 min_stem=s.min_stem, short_affixes=s.short_affixes,
                                 restored_endings=s.restored_endings)
 
-    def _take_state(self, forms: List[str], table, sampler: MorphSampler, capitalized: List[bool]) -> None:
-        hyps = sampler.hyps_array
+    def _take_state(self, forms: List[str], table, hyps: np.ndarray, tags: np.ndarray,
+                    capitalized: List[bool]) -> None:
+        """Keep each type's analysis: its hypothesis row of `table` and its tag."""
         self.forms = list(forms)
         self.cuts = [table.cuts[h] for h in hyps]
         self.stems = [int(table.stem_pos[h]) for h in hyps]
         self.tails = [table.stem_tail[h] for h in hyps]
-        self.tags = [int(t) for t in sampler.tags_array]
+        self.tags = [int(t) for t in tags]
         self.capitalized = list(capitalized)
         self.stem_share = held_stem_share(table, table, hyps, forms, self.settings.max_length)
         self._reset()
@@ -594,6 +680,8 @@ class MorphModel:
             older["new_word_endings"] = False
         if "new_word_stems" not in vars(state["settings"]):  # pickled before it: new words as then
             older["new_word_stems"] = False
+        if "chains" not in vars(state["settings"]):  # pickled before it: learned by one chain
+            older["chains"] = 1
         if older:
             state["settings"] = replace(state["settings"], **older)
         self.__dict__.update(state)
@@ -614,9 +702,10 @@ class MorphModel:
     @classmethod
     def from_dict(cls, data: dict) -> "MorphModel":
         # a lexicon saved before `restored_endings` was learned without it,
-        # and one saved before `new_word_endings` or `new_word_stems` segments new words as then
+        # and one saved before `new_word_endings` or `new_word_stems` segments new words as then;
+        # one saved before `chains` was learned by one chain
         model = cls(MorphSettings(**{"restored_endings": "", "new_word_endings": False, "new_word_stems": False,
-                                     **data["settings"]}))
+                                     "chains": 1, **data["settings"]}))
         model.forms = list(data["forms"])
         model.cuts = [tuple(c) for c in data["cuts"]]
         model.stems = [int(x) for x in data["stems"]]

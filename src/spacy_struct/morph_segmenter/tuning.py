@@ -206,14 +206,16 @@ def _choose(settings: MorphSettings, grid: Sequence[Candidate], criterion: str,
     candidate, `measure` each model, and keep the best (the first on a tie:
     the configured settings). `measured`: the configured settings' figure
     when it is known already (they are not learned again). The candidates
-    are compared on the chain's last draw (`settle` off), as when the
-    grids were measured: settling ends the final model's learning alone."""
+    are compared on one chain's last draw (`settle` off, `chains` 1), as
+    when the grids were measured: settling and the consensus of chains end
+    the final model's learning alone."""
     results: List[Tuple[Candidate, float]] = []
     for candidate in distinct_candidates(settings, grid):
         if not candidate and measured is not None:
             results.append(({}, measured))
             continue
-        value = measure(MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0], settle=False)))
+        value = measure(MorphModel(replace(apply_candidate(settings, candidate), stage=STAGES[0], settle=False,
+                                       chains=1)))
         results.append((dict(candidate), value))
         if report is not None:
             report(candidate, value)
