@@ -352,15 +352,10 @@ class MorphModel:
         if first_chain is not None and s.chains > 1:
             first_chain(model_of(replace(s, chains=1), states[s.stage][:1]))
         final = states[s.stage]
-        rows = consensus_rows(np.stack([hyps for hyps, _ in final]), table.cuts)
-        tags = final[0][1]
-        if s.chains > 1 and s.stage != "basic":
-            tags = self._retag(forms, table, rows, context, stages, progress)
-        self._take_state(forms, table, rows, tags, capitalized)
+        self._take_state(forms, table, consensus_rows(np.stack([hyps for hyps, _ in final]), table.cuts),
+                         final[0][1], capitalized)
         if stage_end is not None:
-            final_model = MorphModel(s)
-            final_model._take_state(forms, table, rows, tags, capitalized)
-            stage_end(s.stage, final_model)
+            stage_end(s.stage, model_of(s, final))
 
     def _run_stages(self, sampler: MorphSampler, stages: Sequence[str], progress: Optional[Progress],
                     label: str = "", draw: Optional[Callable[[], None]] = None,
@@ -391,22 +386,6 @@ class MorphModel:
                         progress("settle", number, sampler.log_joint(), changed, time.perf_counter() - start)
             if stage_done is not None:
                 stage_done(stage)
-
-    def _retag(self, forms: List[str], table: HypothesisTable, rows: np.ndarray, context,
-               stages: Sequence[str], progress: Optional[Progress]) -> np.ndarray:
-        """Tags sampled anew for the consensus lexicon: one more run of the
-        stages (from the configured seed) with every type clamped to its
-        consensus analysis (`rows` of `table`), so that only the tags move.
-        A chain's tags were drawn with its own analyses, and a type whose
-        consensus analysis is another chain's would keep a tag that does not
-        fit it, which blurs the affixes each tag predicts for the words the
-        lexicon lacks. Sweeps over clamped types are cheap: one analysis
-        each."""
-        s = self.settings
-        fixed = {i: (tuple(table.cuts[r]), int(table.stem_pos[r]), table.stem_tail[r]) for i, r in enumerate(rows)}
-        sampler = MorphSampler(self._hypotheses(forms, fixed), context, s.n_tags, s.priors, s.seed)
-        self._run_stages(sampler, stages, progress, label="tags of the consensus, ")
-        return np.array(sampler.tags_array, copy=True)
 
     def _hypotheses(self, words: Sequence[str], fixed: Optional[Dict[int, Segmentation]] = None,
                     morph_ids: Optional[Dict[str, int]] = None) -> HypothesisTable:
