@@ -122,6 +122,12 @@ def test_the_lexicon_round_trips_through_disk_bytes_and_two_processes(trained, t
         one_chain = spacy.blank("en").add_pipe("morph_segmenter").from_bytes(srsly.msgpack_dumps(before_chains))
     assert one_chain.model.settings.chains == 1
     assert not [w for w in caught if "chains" in str(w.message)]
+    # chains shape what is learned: given otherwise at load time, the lexicon keeps its own, and says so
+    with pytest.warns(UserWarning, match=r"chains = 1 in the config, but the lexicon was learned with chains = 5, "
+                                         r"which it keeps"):
+        kept = spacy.blank("en").add_pipe("morph_segmenter", config={"chains": 1, "sweeps": 10}).from_bytes(
+            trained.get_pipe("morph_segmenter").to_bytes())
+    assert kept.model.settings.chains == 5
     # a setting learning never reads, turned off at load time, applies in
     # full and so without a warning; a lexicon saved before the setting
     # existed segments new words as it did then, without a warning, the

@@ -628,11 +628,12 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     state = model.__getstate__()
     state["settings"] = copy.copy(state["settings"])
     del state["tails"], state["capitalized"], vars(state["settings"])["new_word_endings"]  # as an older pickle holds it
-    del vars(state["settings"])["new_word_stems"]
+    del vars(state["settings"])["new_word_stems"], vars(state["settings"])["chains"]
     old = MorphModel.__new__(MorphModel)
     old.__setstate__(state)
     assert old.settings.restored_endings == "" and old.tails == [""] * 3 and old.capitalized == [False] * 3
     assert old.settings.new_word_endings is False and old.settings.new_word_stems is False  # new words as then
+    assert old.settings.chains == 1 and model.settings.chains == 5  # learned by one chain, as then
     again = pickle.loads(pickle.dumps(model))
     assert again.settings.restored_endings == "e" and again.tails == model.tails
     assert again.settings.new_word_endings is True and again.settings.new_word_stems is True
@@ -643,7 +644,7 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     newer = MorphModel.__new__(MorphModel)
     newer.__setstate__(state)
     assert newer.settings.new_word_endings is False and newer.settings.restored_endings == "e"
-    assert newer.settings.new_word_stems is True
+    assert newer.settings.new_word_stems is True and newer.settings.chains == 5
     assert [tuple(again.segment(w)) for w in ("walking", "Walks")] == [tuple(model.segment(w)) for w in ("walking", "Walks")]
 
 
@@ -908,22 +909,30 @@ def test_several_chains_keep_the_consensus_of_the_runs_one_chain_makes_from_each
     model.fit(sentences, stage_end=lambda stage, m: ends.append((stage, m)), last_draw=draws.append,
               on_chain=lambda number, chains: starts.append((number, chains)), first_chain=firsts.append)
     assert starts == [(1, 3), (2, 3), (3, 3)]
-    singles = []
+    singles, single_basics, single_draws = [], [], []
     for chain in range(3):
         single = MorphModel(replace(settings, chains=1, seed=chain_seed(7, chain)))
-        single.fit(sentences)
+        single.fit(sentences, stage_end=lambda stage, m: single_basics.append(m) if stage == "basic" else None,
+                   last_draw=single_draws.append)
         singles.append(single)
     assert len({tuple(s.cuts) for s in singles}) > 1  # the chains differ, or the test shows nothing
-    # per type, the analysis the three single runs agree with most; the first chain's tags
-    for i, form in enumerate(model.forms):
-        options = [tuple(s.cuts[s.forms.index(form)]) for s in singles]
+
+    def agreed(models, form):
+        """The analysis of `form` the models agree with most (the first of equals)."""
+        options = [tuple(m.cuts[m.forms.index(form)]) for m in models]
         errors = [sum(len(set(a) ^ set(b)) for b in options) for a in options]
-        assert model.cuts[i] == options[errors.index(min(errors))]
+        return options[errors.index(min(errors))]
+
+    # per type, the analysis the three single runs agree with most; the first chain's tags
+    assert model.cuts == [agreed(singles, form) for form in model.forms]
     assert model.tags == singles[0].tags
     assert firsts[0].cuts == singles[0].cuts and firsts[0].settings.chains == 1
-    # each stage is handed over once, as the consensus of that stage
+    # each stage is handed over once, as the consensus of the runs at that stage; the last draw too
     assert [stage for stage, _ in ends] == list(STAGES[:2])
+    assert ends[0][1].cuts == [agreed(single_basics, form) for form in model.forms]
+    assert ends[0][1].settings.stage == "basic" and ends[0][1].tags == single_basics[0].tags
     assert ends[-1][1].cuts == model.cuts and len(draws) == 1 and draws[0].settings.settle is False
+    assert draws[0].cuts == [agreed(single_draws, form) for form in model.forms]
     again = MorphModel(settings)
     again.fit(sentences)
     assert again.cuts == model.cuts and again.tags == model.tags  # reproducible

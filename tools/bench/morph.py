@@ -371,7 +371,9 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     chains unsettled: row "<stage>, unsettled". With several `chains`
     (the default), the first chain's own model is scored too, the
     configured seed's single run: row "<stage>, one chain", its seconds
-    those up to the end of that chain. `show`:
+    those up to the end of that chain; each stage's row is then taken,
+    and timed, when the last chain ends that stage, so its seconds hold
+    the other chains' whole runs. `show`:
     words whose segmentation by each seed's last stage (and its control)
     the rows keep in `shown`, a line per seed."""
     from spacy_struct.morph_segmenter.model import STAGES, MorphModel, MorphSettings

@@ -25,8 +25,10 @@ With `chains` above 1 (5 by default), the stages run that many
 times from independent seeds (`consensus.chain_seed`), and each type
 keeps the analysis the chains agree with most (`consensus.py`): runs
 settle in different modes, and which one a run reaches decides much of
-its score, so a per-type consensus of several is steadier and scores
-higher than any one of them on average. The tags, whose numbering is
+its score, so a per-type consensus of several is steadier (on the
+Mongolian sets, where one run was level with Morfessor FlatCat, it scores
+higher than the same seeds' single runs; see docs/results/morph.md, "A
+consensus of chains"). The tags, whose numbering is
 each chain's own, are the first chain's. The chains run one after
 another: learning takes `chains` times as long, segmenting no longer.
 
@@ -348,7 +350,7 @@ class MorphModel:
                     stage_end(stage, model_of(replace(s, stage=stage), states[stage]))
 
             self._run_stages(sampler, stages, progress, draw=draw, stage_done=stage_done)
-            del sampler
+            del sampler, draw, stage_done  # one chain's sampler in memory at a time
         if first_chain is not None and s.chains > 1:
             first_chain(model_of(replace(s, chains=1), states[s.stage][:1]))
         final = states[s.stage]
@@ -358,12 +360,11 @@ class MorphModel:
             stage_end(s.stage, model_of(s, final))
 
     def _run_stages(self, sampler: MorphSampler, stages: Sequence[str], progress: Optional[Progress],
-                    label: str = "", draw: Optional[Callable[[], None]] = None,
+                    draw: Optional[Callable[[], None]] = None,
                     stage_done: Optional[Callable[[str], None]] = None) -> None:
         """Run `stages` in turn on `sampler`, `sweeps` sweeps each, and with
         `settle` the cold sweeps after the last; `draw` is called before
-        those, `stage_done` after each stage, `progress` after every sweep
-        (its stage name after `label`)."""
+        those, `stage_done` after each stage, `progress` after every sweep."""
         s = self.settings
         for stage in stages:
             sampler.set_stage(1 if stage == "basic" else s.n_tags, stage in ("token_pos", "token_seg"),
@@ -375,7 +376,7 @@ class MorphModel:
                 seconds = time.perf_counter() - start
                 self.sweep_seconds.append(seconds)
                 if progress is not None:
-                    progress(label + stage, sweep + 1, sampler.log_joint(), changed, seconds)
+                    progress(stage, sweep + 1, sampler.log_joint(), changed, seconds)
             if stage == s.stage and s.settle:
                 if draw is not None:
                     draw()
