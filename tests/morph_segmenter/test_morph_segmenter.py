@@ -18,10 +18,10 @@ def _examples(nlp, name):
             for d in docs]
 
 
-def _trained(stage="token_seg", clamp_gold=False, sweeps=10, seed=0):
+def _trained(stage="token_seg", clamp_gold=False, sweeps=10, seed=0, chains=5):
     nlp = spacy.blank("en")
     nlp.add_pipe("morph_segmenter", config={"clamp_gold": clamp_gold, "sweeps": sweeps, "stage": stage,
-                                            "seed": seed, "verbose": False})
+                                            "seed": seed, "chains": chains, "verbose": False})
     train = _examples(nlp, "morph_train.spacy")
     nlp.initialize(lambda: train)
     return nlp
@@ -30,6 +30,13 @@ def _trained(stage="token_seg", clamp_gold=False, sweeps=10, seed=0):
 @pytest.fixture(scope="module")
 def trained():
     return _trained()
+
+
+def test_initialization_reports_how_far_the_chains_agreed(trained):
+    report = trained.get_pipe("morph_segmenter").init_report["chains"]
+    assert report["chains"] == 5 and report["types"] == len(trained.get_pipe("morph_segmenter").model.forms)
+    assert 0 <= report["not_first_chain"] <= report["disputed"] <= report["types"]
+    assert "chains" not in _trained(sweeps=2, chains=1).get_pipe("morph_segmenter").init_report
 
 
 def test_unsupervised_learning_finds_the_affixes_of_the_sample(trained):

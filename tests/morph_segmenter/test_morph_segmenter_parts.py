@@ -628,12 +628,13 @@ def test_a_model_pickled_before_the_restoration_reads_as_it_was_learned():
     state = model.__getstate__()
     state["settings"] = copy.copy(state["settings"])
     del state["tails"], state["capitalized"], vars(state["settings"])["new_word_endings"]  # as an older pickle holds it
-    del vars(state["settings"])["new_word_stems"], vars(state["settings"])["chains"]
+    del vars(state["settings"])["new_word_stems"], vars(state["settings"])["chains"], state["chain_agreement"]
     old = MorphModel.__new__(MorphModel)
     old.__setstate__(state)
     assert old.settings.restored_endings == "" and old.tails == [""] * 3 and old.capitalized == [False] * 3
     assert old.settings.new_word_endings is False and old.settings.new_word_stems is False  # new words as then
     assert old.settings.chains == 1 and model.settings.chains == 5  # learned by one chain, as then
+    assert old.chain_agreement is None and model.chain_agreement["chains"] == 5
     again = pickle.loads(pickle.dumps(model))
     assert again.settings.restored_endings == "e" and again.tails == model.tails
     assert again.settings.new_word_endings is True and again.settings.new_word_stems is True
@@ -933,6 +934,13 @@ def test_several_chains_keep_the_consensus_of_the_runs_one_chain_makes_from_each
     assert ends[0][1].settings.stage == "basic" and ends[0][1].tags == single_basics[0].tags
     assert ends[-1][1].cuts == model.cuts and len(draws) == 1 and draws[0].settings.settle is False
     assert draws[0].cuts == [agreed(single_draws, form) for form in model.forms]
+    # how far the runs agreed, counted against the single runs
+    options = [[tuple(m.cuts[m.forms.index(form)]) for m in singles] for form in model.forms]
+    assert model.chain_agreement == {
+        "chains": 3, "types": len(model.forms),
+        "disputed": sum(len(set(o)) > 1 for o in options),
+        "not_first_chain": sum(cuts != o[0] for cuts, o in zip(model.cuts, options))}
+    assert model.chain_agreement["disputed"] > 0 and firsts[0].chain_agreement is None
     again = MorphModel(settings)
     again.fit(sentences)
     assert again.cuts == model.cuts and again.tags == model.tags  # reproducible

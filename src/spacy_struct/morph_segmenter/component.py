@@ -296,6 +296,12 @@ class MorphSegmenter(Pipe):
             f"{self.name}: chain {number} of {chains}"))
         self._say(f"{self.name}: {len(self.model.forms):,} word types segmented in "
                   f"{time.perf_counter() - start:.1f} s")
+        agreed = self.model.chain_agreement
+        if agreed is not None:
+            self.init_report["chains"] = agreed
+            self._say(f"{self.name}: the {agreed['chains']} chains analysed {agreed['disputed']:,} of the "
+                      f"{agreed['types']:,} word types differently; {agreed['not_first_chain']:,} keep another "
+                      f"chain's analysis than the first's")
 
     def _tune(self, sentences: List[List[str]], clamped: Dict[str, Morphs]) -> None:
         """Replace the model by one with the priors chosen: on held-out

@@ -52,3 +52,14 @@ def consensus_rows(chain_rows: np.ndarray, cuts: Sequence[Tuple[int, ...]]) -> n
         errors = [sum(len(a ^ b) for b in sets) for a in sets]
         chosen[t] = rows[int(np.argmin(errors))]  # argmin keeps the first of equals
     return chosen
+
+
+def agreement(chain_rows: np.ndarray, chosen: np.ndarray) -> dict:
+    """How far the chains agreed: of the types (`chain_rows` (chains,
+    types)), how many some chain analysed otherwise than another
+    ("disputed"), and how many keep another analysis than the first
+    chain's ("not_first_chain")."""
+    chain_rows = np.asarray(chain_rows)
+    return {"chains": int(chain_rows.shape[0]), "types": int(chain_rows.shape[1]),
+            "disputed": int((chain_rows != chain_rows[0]).any(axis=0).sum()),
+            "not_first_chain": int((np.asarray(chosen) != chain_rows[0]).sum())}

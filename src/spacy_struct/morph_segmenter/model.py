@@ -72,7 +72,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._sampler import MorphSampler
-from .consensus import chain_seed, consensus_rows
+from .consensus import agreement, chain_seed, consensus_rows
 from .context import build_context
 from .hypotheses import HypothesisTable, Segmentation, build_hypotheses, is_affix_spelling, is_segmentable
 from .spelling import Spelling
@@ -261,6 +261,8 @@ class MorphModel:
         self._stem_factors: Optional[Tuple[float, float, np.ndarray]] = None
         self._spelling: Optional[Spelling] = None
         self.sweep_seconds: List[float] = []
+        #: after `fit` with several chains, how far they agreed (`consensus.agreement`)
+        self.chain_agreement: Optional[Dict[str, int]] = None
 
     # ------------------------------------------------------------ words
     def form(self, word: str) -> str:
@@ -354,8 +356,10 @@ class MorphModel:
         if first_chain is not None and s.chains > 1:
             first_chain(model_of(replace(s, chains=1), states[s.stage][:1]))
         final = states[s.stage]
-        self._take_state(forms, table, consensus_rows(np.stack([hyps for hyps, _ in final]), table.cuts),
-                         final[0][1], capitalized)
+        final_rows = np.stack([hyps for hyps, _ in final])
+        chosen = consensus_rows(final_rows, table.cuts)
+        self._take_state(forms, table, chosen, final[0][1], capitalized)
+        self.chain_agreement = agreement(final_rows, chosen) if s.chains > 1 else None
         if stage_end is not None:
             stage_end(s.stage, model_of(s, final))
 
@@ -672,6 +676,7 @@ class MorphModel:
         self.__dict__.setdefault("_endings", None)
         self.__dict__.setdefault("_stem_factors", None)
         self.__dict__.setdefault("stem_share", None)
+        self.__dict__.setdefault("chain_agreement", None)  # pickled before chains
 
     def to_dict(self) -> dict:
         """Plain data: the settings and the lexicon."""
