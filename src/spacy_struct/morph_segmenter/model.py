@@ -327,10 +327,13 @@ class MorphModel:
         # per stage (and "draw": the last stage's last draw before settling), each chain's (hypotheses, tags)
         states: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {}
 
-        def model_of(settings: MorphSettings, chain_states: List[Tuple[np.ndarray, np.ndarray]]) -> "MorphModel":
-            """A separate model of the chains' consensus (the first chain's tags)."""
+        def model_of(settings: MorphSettings, chain_states: List[Tuple[np.ndarray, np.ndarray]],
+                     rows: Optional[np.ndarray] = None) -> "MorphModel":
+            """A separate model of the chains' consensus (`rows`, when known
+            already) with the first chain's tags."""
             model = MorphModel(settings)
-            rows = consensus_rows(np.stack([hyps for hyps, _ in chain_states]), table.cuts)
+            if rows is None:
+                rows = consensus_rows(np.stack([hyps for hyps, _ in chain_states]), table.cuts)
             model._take_state(forms, table, rows, chain_states[0][1], capitalized)
             return model
 
@@ -361,7 +364,7 @@ class MorphModel:
         self._take_state(forms, table, chosen, final[0][1], capitalized)
         self.chain_agreement = agreement(final_rows, chosen) if s.chains > 1 else None
         if stage_end is not None:
-            stage_end(s.stage, model_of(s, final))
+            stage_end(s.stage, model_of(s, final, chosen))
 
     def _run_stages(self, sampler: MorphSampler, stages: Sequence[str], progress: Optional[Progress],
                     draw: Optional[Callable[[], None]] = None,
