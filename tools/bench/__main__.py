@@ -434,6 +434,24 @@ def threads_phrase() -> str:
     return "single-threaded" if n == "1" else (f"{n} threads" if n else "threads left to the libraries")
 
 
+def processor_phrase() -> str:
+    """The processor's model name, or nothing where the system does not say.
+
+    Speed ratios between pipelines depend on it: thinc's matrix library
+    (blis) is fast on some processors and slow on others, while numpy's
+    products go through OpenBLAS, so the same two pipelines can swap places.
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return f" ({line.split(':', 1)[1].strip()})"
+    except OSError:
+        pass
+    name = platform.processor()
+    return f" ({name})" if name and name != platform.machine() else ""
+
+
 def machine_line() -> str:
     """Where and when a figure was measured, for the line under its table."""
     threads = ", ".join(f"{k}={os.environ[k]}" for k in THREAD_VARIABLES
@@ -444,7 +462,7 @@ def machine_line() -> str:
         libs = f"spaCy {version('spacy')}, thinc {version('thinc')}, "
     except Exception:  # the structs bench needs no spaCy
         libs = ""
-    return (f"Machine: {platform.machine()}, {os.cpu_count()} cores, no GPU, Python "
+    return (f"Machine: {platform.machine()}{processor_phrase()}, {os.cpu_count()} cores, no GPU, Python "
             f"{platform.python_version()}, {libs}{threads}; "
             f"{datetime.date.today().isoformat()}.")
 
