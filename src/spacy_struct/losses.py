@@ -102,6 +102,9 @@ def _likelihood_loss(marginals_of: Marginals, structure: Structure, scores, gold
     distribution (the structure's, or its factorized relaxation's)."""
     taught = [i for i, gold in enumerate(golds) if isinstance(gold, TeacherTarget)]
     for i in taught:
+        if getattr(scores[i], "candidates", None) is not None:
+            raise ValueError("teacher scores cannot train a model that scores whole coordinations "
+                             "(coordination_width > 0): train it without a teacher")
         if golds[i].scores.shape != scores[i].shape:
             raise ValueError(f"the teacher's scores have shape {golds[i].scores.shape}, the model's "
                              f"{scores[i].shape}: the teacher was made by another model shape or for other "

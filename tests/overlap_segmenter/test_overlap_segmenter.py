@@ -311,3 +311,51 @@ def test_a_v1_model_block_keeps_the_papers_transitions(tmp_path):
     (tmp_path / "old" / "config.cfg").write_text(cfg)
     loaded = spacy.load(tmp_path / "old").get_pipe("overlap_segmenter").model.get_ref("head")
     assert loaded.get_dim("skip_width") == 0 and "skip_W" not in loaded.param_names
+
+
+def test_the_coordination_factor_trains_finds_unseen_coordinations_and_round_trips():
+    """With `coordination_width` the toy language's coordinations of unseen
+    modifiers still come out discontinuous, and the pipeline predicts the
+    same after bytes and pickle."""
+    import pickle
+    import random
+
+    fix_random_seed(0)
+    rng = random.Random(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("overlap_segmenter", config={"model": {**SMALL_MODEL, "coordination_width": 8}})
+    seen = "rat cow dog pig hen fox owl bat eel yak elk ape".split()
+    train = _coordination_examples(nlp, rng, seen, 60, ("pair", "list", "plain", "plain"))
+    nlp.initialize(lambda: train)
+    optimizer = Adam(0.01)
+    for _ in range(40):
+        rng.shuffle(train)
+        for b in range(0, len(train), 10):
+            nlp.update(train[b:b + 10], sgd=optimizer)
+    unseen = _coordination_examples(nlp, random.Random(1), "emu gnu koi asp".split(), 24,
+                                    ("pair", "list", "plain"))
+    found = wrong = 0
+    for eg in unseen:
+        doc = nlp(Doc(nlp.vocab, words=[t.text for t in eg.reference]))
+        predicted = {(s.label_, s.offsets) for s in doc._.segments if s.is_discontinuous}
+        gold = {(s.label_, s.offsets) for s in eg.reference._.segments if s.is_discontinuous}
+        found += len(predicted & gold)
+        wrong += len(predicted - gold)
+    assert found >= 22 and wrong <= 2, (found, wrong)
+    texts = [" ".join(t.text for t in eg.reference) for eg in unseen[:6]]
+    before = [_found(doc) for doc in nlp.pipe(texts)]
+    again = spacy.blank("en")
+    again.add_pipe("overlap_segmenter", config={"model": {**SMALL_MODEL, "coordination_width": 8}})
+    again.from_bytes(nlp.to_bytes())
+    for copy in (again, pickle.loads(pickle.dumps(nlp))):
+        assert [_found(doc) for doc in copy.pipe(texts)] == before
+
+
+def test_the_coordination_factor_needs_the_crf_loss():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("overlap_segmenter", config={"loss": "multilabel_margin",
+                                              "model": {**SMALL_MODEL, "coordination_width": 4}})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    with pytest.raises(ValueError, match="coordination factor.*'crf' loss"):
+        nlp.update(examples)

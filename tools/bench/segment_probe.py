@@ -14,7 +14,8 @@ sentence per doc) that hold a gold segment with a gap, it prints:
   exp(f) (the "crf" loss's estimate of the probability that they are
   gold), their rank among the segments of their type in the sentence, and
   the terms of f (start, next, skip, end) beside the gold contiguous
-  segments' terms;
+  segments' terms (with the coordination factor, the rate includes its
+  phi; the rank and the terms read the transitions alone);
 - how many of them the settings exclude before any score is read.
 """
 from __future__ import annotations
@@ -47,7 +48,8 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
 
     from spacy_struct.corpus import SentenceDocs
     from spacy_struct.overlap_segmenter import get_segments
-    from spacy_struct.structs.segments import kbest_segments
+    from spacy_struct.structs.coordination import coordination_parts
+    from spacy_struct.structs.segments import Segments, kbest_segments
 
     from spacy_struct.overlap_segmenter import OverlapSegmenter
 
@@ -89,8 +91,9 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
         if not any(np.any(np.diff(w) > 1) for g in golds for _, w in g.keys()):
             continue
         _, batch, scores = comp.score_docs([predicted])
-        for S, gold, (s0, e0) in zip(scores, golds, ranges):
-            S = S.astype(np.float64)
+        for full, gold, (s0, e0) in zip(scores, golds, ranges):
+            full = full.astype(np.float64)
+            S = coordination_parts(full)[0]
             keys = gold.keys()
             gapped = [(t, w) for t, w in keys if np.any(np.diff(w) > 1)]
             gapped_gold += len(gapped)
@@ -109,7 +112,7 @@ def probe(pipeline: Path, corpus: Path, limit: int = 2000) -> str:
             for t, w in gapped:
                 f = _terms(S, t, w)
                 terms_gapped.append(f)
-                rates.append(float(np.exp(f["total"])))
+                rates.append(float(np.exp(structure.score(full, Segments.from_list([(t, w)])))))
                 same_type = [sc for tt, ww, sc in listed if tt == t]
                 ranks.append(int(sum(sc > f["total"] for sc in same_type)) + 1)
             for t, w in keys:

@@ -39,6 +39,13 @@ each get their own view of a word (from the shared sentence encoder):
   *genes*") is often past the skip, where no transition of the skip sees
   it, and whether the corpus reads the construction as gapped depends on
   it ("genes" mostly gapped, "factor" mostly not).
+- with `coordination_width`, every two-fragment segment [A] + [B N] with
+  fragments of at most `coordination_fragment` words and at most
+  `coordination_gap` words skipped also gets a score of its own, phi(c, t),
+  from a hidden layer over its four edge words, the mean of its gap, the
+  fragments' lengths and the transition scores of [A] and [B N] alone
+  (`coordination_layer`): the output is then a `CoordinatedScores`
+  (`structs.coordination`), the transitions with phi in extra rows.
 
 One word of type t scores start + end, the common case (most mentions
 are one word); every extra word adds one transition. The scores come as one
@@ -55,7 +62,12 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from ..structs.coordination import pack_coordination, coordination_parts, CoordinatedScores
 from .batch import SentenceBatch
+from .coordination_layer import (
+    COORDINATION_TERMS, candidate_geometry, coordination_hidden, coordination_hidden_backprop, path_features,
+    table_rows,
+)
 from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 from .encoder import build_sentence_encoder
 from .scorer import encoder_and_head
@@ -96,6 +108,9 @@ def build_segment_pair_scorer(
     skip_width: int = 0,
     skip_parallel: bool = False,
     gap_end: bool = False,
+    coordination_width: int = 0,
+    coordination_fragment: int = 4,
+    coordination_gap: int = 12,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """Transition scores of gapped segments over the sentence encoder.
 
@@ -124,16 +139,25 @@ def build_segment_pair_scorer(
         Off by default: on GENIA dev it moved the discontinuous F1 by +0.2
         and -6.0 on two seeds and ran 7-11% slower end to end
         (docs/results/segments.md).
+    coordination_width: width of the hidden layer that scores each
+        two-fragment segment as a whole (`coordination_layer`); 0 for none.
+        Needs the "crf" loss.
+    coordination_fragment: the longest fragment of such a segment, in words
+        (GENIA's coordinations: 95% of the gapped train mentions have both
+        fragments of at most 4 words and a gap of at most 12).
+    coordination_gap: the most words it skips.
     RETURNS: a Model from a SentenceBatch to one (T, n+2, n+2) float32 array
         per sentence: [t, 0, i+1] starts at word i, [t, i+1, n+1] ends at
         word i, [t, j+1, i+1] goes from word j to word i > j; 0 elsewhere;
-        with `gap_end`, (T, n+2, n+3) with e(i) at [t, i+1, n+2].
+        with `gap_end`, (T, n+2, n+3) with e(i) at [t, i+1, n+2]; with
+        `coordination_width`, a `CoordinatedScores` of those transitions.
         Its ref "output" holds nO = T, which must be set before initializing.
     """
     encoder = build_sentence_encoder(tok2vec, characters, context_width, context_depth, dropout)
     return encoder_and_head(
         encoder,
-        segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width, skip_parallel, gap_end),
+        segment_pair_head(hidden_width, dropout, gap_words, skip_form, skip_width, skip_parallel, gap_end,
+                          coordination_width, coordination_fragment, coordination_gap),
     )
 
 
@@ -150,6 +174,9 @@ def build_segment_pair_scorer_v2(
     skip_width: int = 64,
     skip_parallel: bool = False,
     gap_end: bool = False,
+    coordination_width: int = 0,
+    coordination_fragment: int = 4,
+    coordination_gap: int = 12,
 ) -> Model[SentenceBatch, List[np.ndarray]]:
     """`build_segment_pair_scorer` with the skip layer on by default: on
     GENIA's coordinations the paper's transitions alone find no
@@ -160,21 +187,26 @@ def build_segment_pair_scorer_v2(
     return build_segment_pair_scorer(
         tok2vec, hidden_width, dropout, context_width, context_depth, characters,
         gap_words, skip_form, skip_width, skip_parallel, gap_end,
+        coordination_width, coordination_fragment, coordination_gap,
     )
 
 
 def segment_pair_head(
     hidden_width: int, dropout: float, gap_words: bool = False, skip_form: bool = False,
     skip_width: int = 0, skip_parallel: bool = False, gap_end: bool = False,
+    coordination_width: int = 0, coordination_fragment: int = 4, coordination_gap: int = 12,
 ) -> Model[List[Floats2d], List[np.ndarray]]:
     """The head alone: per-sentence word vectors to transition scores."""
     if hidden_width < 1:
         raise ValueError(f"hidden_width must be positive, not {hidden_width}")
-    if isinstance(skip_width, bool) or not isinstance(skip_width, int) or skip_width < 0:
-        raise ValueError(
-            f"SegmentPairScorer (the overlap_segmenter's model): skip_width must be 0 (none) or a "
-            f"positive int, not {skip_width!r}"
-        )
+    for name, value, least in (("skip_width", skip_width, 0), ("coordination_width", coordination_width, 0),
+                               ("coordination_fragment", coordination_fragment, 1),
+                               ("coordination_gap", coordination_gap, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(
+                f"SegmentPairScorer (the overlap_segmenter's model): {name} must be an int >= {least}"
+                f"{' (0: none)' if least == 0 else ''}, not {value!r}"
+            )
     check_dropout(dropout)
     params = {"W": None, "b": None, "U": None, "gap": None, "start": None, "end": None}
     if gap_words:
@@ -185,14 +217,19 @@ def segment_pair_head(
         params.update({"skip_W": None, "skip_b": None, "skip_gap": None, "skip_out": None})
     if gap_end:
         params["gapped_end"] = None
+    if coordination_width:
+        params.update({"coord_W": None, "coord_b": None, "coord_table": None, "coord_paths": None,
+                       "coord_out": None})
     return Model(
         "segment_pair_head",
         _forward,
         init=_init,
-        dims={"nI": None, "nO": None, "hidden_width": hidden_width, "skip_width": skip_width},
+        dims={"nI": None, "nO": None, "hidden_width": hidden_width, "skip_width": skip_width,
+              "coordination_width": coordination_width},
         params=params,
         attrs={SCORER_DROPOUT: dropout, "gap_words": bool(gap_words), "skip_form": bool(skip_form),
-               "gap_end": bool(gap_end),
+               "gap_end": bool(gap_end), "coordination_fragment": coordination_fragment,
+               "coordination_gap": coordination_gap,
                "skip_terms": SKIP_TERMS + (PARALLEL_TERMS if skip_parallel and skip_width else ())},
     )
 
@@ -241,6 +278,17 @@ def _init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> Model:
         model.set_param("skip_b", np.zeros((n_terms * H,), dtype=np.float32))
         model.set_param("skip_gap", np.zeros((N_GAP_BUCKETS, H), dtype=np.float32))
         model.set_param("skip_out", np.zeros((H, T), dtype=np.float32))
+    Hc = model.get_dim("coordination_width")
+    if Hc:
+        # as the skip layer: random input weights, output weights at 0
+        n_terms = len(COORDINATION_TERMS)
+        limit = np.sqrt(6.0 / (width + n_terms * Hc))
+        model.set_param("coord_W", rng.uniform(-limit, limit, (width, n_terms * Hc)).astype(np.float32))
+        model.set_param("coord_b", np.zeros((n_terms * Hc,), dtype=np.float32))
+        rows = table_rows(model.attrs["coordination_fragment"], model.attrs["coordination_gap"])
+        model.set_param("coord_table", np.zeros((rows, Hc), dtype=np.float32))
+        model.set_param("coord_paths", np.zeros((3 * T, Hc), dtype=np.float32))
+        model.set_param("coord_out", np.zeros((Hc, T), dtype=np.float32))
     return model
 
 
@@ -273,6 +321,15 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         names = model.attrs["skip_terms"]
         skip_terms, bp_skip_terms = project_terms(X_skip, model.get_param("skip_W"), model.get_param("skip_b"), names)
         skip_layers = {}                                         # sentence -> (pre, terms)
+    Hc = model.get_dim("coordination_width")
+    if Hc:
+        fragment, longest_gap = model.attrs["coordination_fragment"], model.attrs["coordination_gap"]
+        coord_table, coord_paths = model.get_param("coord_table"), model.get_param("coord_paths")
+        coord_out = model.get_param("coord_out")
+        X_coord, bp_coord_dropout = apply_dropout(X, model.attrs[SCORER_DROPOUT], is_train)
+        coord_terms, bp_coord_terms = project_terms(
+            X_coord, model.get_param("coord_W"), model.get_param("coord_b"), COORDINATION_TERMS)
+        coord_layers = {}                                        # sentence -> (pre, paths)
 
     outputs = []
     for i, n in enumerate(sizes):
@@ -302,6 +359,15 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             out[:, 1:n + 1, n + 1] = ends[lo:hi].T
             if gap_end:
                 out[:, 1:n + 1, n + 2] = gapped_ends[lo:hi].T
+        if Hc:
+            geometry = candidate_geometry(n, fragment, longest_gap)
+            candidates = geometry.candidates
+            paths = path_features(out, candidates)
+            terms = {name: coord_terms[name][lo:hi] for name in COORDINATION_TERMS}
+            pre = coordination_hidden(terms, coord_table, coord_paths, geometry, paths)
+            if is_train:
+                coord_layers[i] = (pre, paths)
+            out = pack_coordination(out, candidates, (np.maximum(pre, 0) @ coord_out).T)
         outputs.append(out)
 
     def backprop(d_scores: List[np.ndarray]):
@@ -319,11 +385,30 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         if H:
             d_skip_terms = {name: np.zeros_like(skip_terms[name]) for name in names}
             d_skip_bias, d_skip_out = np.zeros_like(skip_bias), np.zeros_like(skip_out)
+        if Hc:
+            d_coord_terms = {name: np.zeros_like(coord_terms[name]) for name in COORDINATION_TERMS}
+            d_coord_table, d_coord_paths = np.zeros_like(coord_table), np.zeros_like(coord_paths)
+            d_coord_out = np.zeros_like(coord_out)
         for i, n in enumerate(sizes):
             if n == 0:
                 continue
             lo, hi = offsets[i], offsets[i + 1]
             d = d_scores[i].astype(np.float32, copy=False)
+            if Hc:
+                geometry = candidate_geometry(n, fragment, longest_gap)
+                candidates = geometry.candidates
+                d, _, d_phi = coordination_parts(CoordinatedScores(d, candidates))
+                if len(candidates):
+                    pre, paths = coord_layers[i]
+                    z = np.maximum(pre, 0)
+                    d_coord_out += z.T @ d_phi.T
+                    d_pre = (d_phi.T @ coord_out.T) * (pre > 0)
+                    d_terms, d_table, d_paths = coordination_hidden_backprop(
+                        d_pre, geometry, len(coord_table), paths)
+                    for name in COORDINATION_TERMS:
+                        d_coord_terms[name][lo:hi] = d_terms[name]
+                    d_coord_table += d_table
+                    d_coord_paths += d_paths
             buckets, later = _pair_grid(n)
             d_pair = d[:, 1:n + 1, 1:n + 1] * later                      # (T, n, n)
             d_t = np.ascontiguousarray(d_pair.transpose(1, 0, 2))          # (n, T, n)
@@ -385,6 +470,14 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
         dX = bp_views(d_views)
         if H:
             dX += bp_skip_dropout(d_X_skip)
+        if Hc:
+            d_X_coord, d_coord_W, d_coord_b = bp_coord_terms(d_coord_terms)
+            model.inc_grad("coord_W", d_coord_W)
+            model.inc_grad("coord_b", d_coord_b)
+            model.inc_grad("coord_table", d_coord_table)
+            model.inc_grad("coord_paths", d_coord_paths)
+            model.inc_grad("coord_out", d_coord_out)
+            dX += bp_coord_dropout(d_X_coord)
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
     return outputs, backprop

@@ -80,7 +80,8 @@ def score_corpus(nlp, component, references: Sequence[Doc], for_training: bool =
             scores = component.model.predict(batch) if batch.sents else []
         else:
             _, batch, scores = component.score_docs(docs)
-        yield indices, docs, batch, [np.asarray(s, dtype=np.float64) for s in scores or []]
+        # astype keeps an array subclass (the coordination factor's candidates)
+        yield indices, docs, batch, [s.astype(np.float64) for s in scores or []]
 
 
 def teachable(nlp, name: Optional[str], where: str) -> Tuple[str, Any]:
@@ -136,6 +137,11 @@ def write_teacher_scores(output: Union[str, Path], corpus: Union[str, Path], pip
         order = [these.index(label) for label in labels]
         for indices, _, batch, scores in score_corpus(nlp, scorer, references):
             for (doc_i, start, end), S in zip(batch.sents, scores):
+                if getattr(S, "candidates", None) is not None:
+                    raise ValueError(
+                        f"teach: {path}'s {name} scores whole coordinations (coordination_width > 0), "
+                        f"whose scores are not stored as teacher scores; teach with pipelines without it"
+                    )
                 key = (indices[doc_i], start, end)
                 S = S[order].astype(np.float32)
                 if key not in sums:

@@ -10,7 +10,8 @@
 - `spans`: labeled binary trees (CKY) and laminar span sets over n words;
   the structure objects `SpanTrees` and `LaminarSpans`, and span-set
   helpers (`crosses`, `first_crossing`, `outermost`).
-- `segments`: k-best gapped segments per type.
+- `segments`: k-best gapped segments per type; `coordination`, a factor
+  that scores two-fragment segments as wholes on top of their paths.
 - `partitions`: cuts of a sequence into contiguous pieces (semi-Markov);
   the structure object `Partitions`.
 

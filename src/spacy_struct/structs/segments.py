@@ -54,6 +54,10 @@ import numpy as np
 from .arrays import ArrayOrBatch, as_batch, check_int, check_scores, pack, unbatch, where
 from ._segments import kbest_segments_batch, segment_marginals_batch, two_phase_fill
 from .base import Structure
+from .coordination import (
+    add_candidate_paths, candidate_index, candidate_paths, candidate_words, coordination_parts, find_candidate,
+    pack_coordination,
+)
 
 __all__ = [
     "GappedSegments", "Segments", "fold_two_phase", "has_gapped_end", "kbest_segments", "segment_marginals",
@@ -292,7 +296,7 @@ def _select_one(
 
 
 def _take(seg: Segments, keep: np.ndarray) -> Segments:
-    """The segments at indices `keep` (increasing), as a new Segments."""
+    """The segments at indices `keep` (in that order), as a new Segments."""
     starts = seg.offsets[keep]
     lens = seg.offsets[keep + 1] - starts
     offsets = np.zeros(len(keep) + 1, np.int64)
@@ -445,7 +449,10 @@ class GappedSegments(Structure):
     A structure `y` is a `Segments` (types and words; scores unused). The
     scores of a sentence are (T, n+2, n+2), or (T, n+2, n+3) with a gapped
     end (module docstring), which every method below reads through the
-    two-phase lattice; the arrays of one call are all of one kind.
+    two-phase lattice; the arrays of one call are all of one kind. Either
+    may come as a `CoordinatedScores` (`structs.coordination`), whose
+    candidates' rates are exp(f + phi): `argmax`, `marginals`, `gold_score`
+    and `score` apply the factor exactly; `kbest` refuses it.
     - `argmax`: the k best segments per type (k = `k`, or the sentence
       length when 0, the paper's choice) that score above `threshold`
       (segments with a gap: above `gapped_threshold`, when it is given),
@@ -507,6 +514,11 @@ class GappedSegments(Structure):
         """
         if not scores:
             return []
+        if any(coordination_parts(S)[1] is not None for S in scores):
+            raise ValueError(
+                "k-best lists are not defined with the coordination factor (a candidate's score is "
+                "not a path score); decode with argmax, and train with the 'crf' loss"
+            )
         k = max(self._k(S.shape[1] - 2) for S in scores)
         found = self._decode(scores, list(range(len(scores))), k)
         if self.k:
@@ -523,7 +535,7 @@ class GappedSegments(Structure):
         """
         if not scores:
             return []
-        limits = [self._k(S.shape[1] - 2) for S in scores]
+        limits = [self._k(coordination_parts(S)[0].shape[1] - 2) for S in scores]
         found: List[Optional[Segments]] = [None] * len(scores)
         pending = list(range(len(scores)))
         k = min(_FIRST_K, max(limits))
@@ -542,14 +554,48 @@ class GappedSegments(Structure):
                 found[i] = seg
             pending = retry
             k *= 4
+        found = [_top_per_type(self._with_coordination(seg, S), limit) if coordination_parts(S)[1] is not None
+                 else seg for seg, S, limit in zip(found, scores, limits)]
         return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding,
                                self.gapped_threshold)
+
+    def _legal_candidates(self, candidates: np.ndarray) -> np.ndarray:
+        """Which candidates are segments of the lattice (skip at most
+        `max_gap` words)."""
+        if self.max_gap is None:
+            return np.ones(len(candidates), bool)
+        return candidates[:, 2] - candidates[:, 1] - 1 <= self.max_gap
+
+    def _with_coordination(self, seg: Segments, scores: np.ndarray) -> Segments:
+        """The decoded segments of one sentence with the coordination factor
+        applied: the candidates the lattice found leave, and every legal
+        candidate above the lower threshold comes in at f + phi. Each
+        segment is decided on its own score, so this is exact while a type
+        has fewer than k segments above the threshold (the list is cut to k
+        per type after)."""
+        transitions, candidates, phi = coordination_parts(scores)
+        if candidates is None or len(candidates) == 0:
+            return seg
+        n = transitions.shape[1] - 2
+        kept = _take(seg, np.flatnonzero(candidate_index(seg.offsets, seg.words, candidates, n) < 0))
+        total = np.where(self._legal_candidates(candidates)[None, :],
+                         candidate_paths(transitions, candidates) + phi, -np.inf)
+        types, chosen = np.nonzero(total > min(self.threshold, self.gapped_threshold))
+        offsets, words = candidate_words(candidates[chosen])
+        both = Segments(
+            np.concatenate([kept.types, types.astype(np.int64)]),
+            np.concatenate([kept.scores, total[types, chosen].astype(np.float64)]),
+            np.concatenate([kept.offsets, kept.offsets[-1] + offsets[1:]]),
+            np.concatenate([kept.words, words]),
+        )
+        return _take(both, np.lexsort((-both.scores, both.types)))
 
     def _lattices(self, scores: Sequence[np.ndarray]) -> Tuple[List[np.ndarray], Optional[int], bool]:
         """What the kernels run on, the gap limit to give them, and whether
         they are two-phase lattices: the score arrays and `max_gap`, or, for
         arrays with a gapped end, their lattices (which apply `max_gap`
         themselves) and None."""
+        scores = [coordination_parts(S)[0] if isinstance(S, np.ndarray) else S for S in scores]
         ends = [isinstance(S, np.ndarray) and has_gapped_end(S.shape) for S in scores]
         if not any(ends):
             return list(scores), self.max_gap, False
@@ -568,7 +614,7 @@ class GappedSegments(Structure):
         found = kbest_segments([arrays[i] for i in items], k, max_gap=gap)
         if not two_phase:
             return found
-        return [first_phase_words(seg, scores[i].shape[1] - 2) for i, seg in zip(items, found)]
+        return [first_phase_words(seg, coordination_parts(scores[i])[0].shape[1] - 2) for i, seg in zip(items, found)]
 
     def marginals(self, scores: Sequence[np.ndarray]) -> List[Tuple[float, np.ndarray]]:
         """(M, expected uses of each cell of the scores) per sentence, M the
@@ -580,12 +626,23 @@ class GappedSegments(Structure):
         out = []
         with np.errstate(divide="ignore", over="ignore"):
             for S, (log_mass, shares) in zip(scores, segment_marginals(lattices, max_gap=gap)):
+                transitions, candidates, phi = coordination_parts(S)
                 mass = np.exp(log_mass)  # 0 where no segment is legal
                 # expected uses, inf only where the use itself overflows (no 0 * inf)
                 uses = np.exp(np.log(shares) + log_mass[:, None, None])
                 if two_phase:
-                    uses = fold_two_phase(uses, S.shape[1] - 2, self.max_gap)
-                out.append((float(mass.sum()), uses))
+                    uses = fold_two_phase(uses, transitions.shape[1] - 2, self.max_gap)
+                if candidates is None:
+                    out.append((float(mass.sum()), uses))
+                    continue
+                # M' = M + sum_c exp(f)(exp(phi) - 1): each candidate's
+                # transitions are used at its new rate less its old one
+                legal = self._legal_candidates(candidates)[None, :]
+                f = candidate_paths(transitions, candidates)
+                extra = np.where(legal & (phi != 0), np.exp(f) * np.expm1(phi), 0.0)  # no inf * 0
+                add_candidate_paths(uses, candidates, extra)
+                full = pack_coordination(uses, candidates, np.where(legal, np.exp(f + phi), 0.0))
+                out.append((float(mass.sum() + extra.sum()), np.asarray(full)))
         return out
 
     def gold_score(self, scores: np.ndarray, gold: Segments) -> Tuple[float, np.ndarray]:
@@ -594,7 +651,23 @@ class GappedSegments(Structure):
         With a weight w the loss is, up to a constant, the negative
         log-likelihood of a corpus in which each gapped gold segment
         appeared w times, so the rate the model learns for gapped segments
-        (1.9% of CRAFT's mentions) rises about w-fold."""
+        (1.9% of CRAFT's mentions) rises about w-fold. A gold candidate of
+        the coordination factor adds its phi (w times) to both."""
+        transitions, candidates, phi = coordination_parts(scores)
+        if candidates is None:
+            return self._transition_gold_score(scores, gold)
+        value, grad = self._transition_gold_score(transitions, gold)
+        d_phi = np.zeros(phi.shape)
+        legal = self._legal_candidates(candidates)
+        for t, words in self.gold_target(scores, gold).keys():
+            c = find_candidate(candidates, words)
+            if c >= 0 and legal[c]:
+                value += self.gapped_weight * float(phi[t, c])
+                d_phi[t, c] += self.gapped_weight
+        return value, np.asarray(pack_coordination(grad, candidates, d_phi))
+
+    def _transition_gold_score(self, scores: np.ndarray, gold: Segments) -> Tuple[float, np.ndarray]:
+        """`gold_score` over the transitions alone (a plain array)."""
         value, grad = super().gold_score(scores, gold)
         if self.gapped_weight == 1.0:
             return value, grad
@@ -611,8 +684,17 @@ class GappedSegments(Structure):
         return out
 
     def score(self, scores: np.ndarray, y: Segments) -> float:
-        """Sum of the segments' scores."""
-        return sum(_segment_score(scores, t, words) for t, words in y.keys())
+        """Sum of the segments' scores (with the coordination factor's phi
+        for the candidates among them)."""
+        transitions, candidates, phi = coordination_parts(scores)
+        total = sum(_segment_score(transitions, t, words) for t, words in y.keys())
+        if candidates is not None:
+            legal = self._legal_candidates(candidates)
+            for t, words in y.keys():
+                c = find_candidate(candidates, words)
+                if c >= 0 and legal[c]:
+                    total += float(phi[t, c])
+        return total
 
     def local_marginals(self, scores):
         raise ValueError(
