@@ -1,4 +1,4 @@
-"""Finite-difference check of one parameter's gradient, shared by the scorer tests."""
+"""Finite-difference checks of gradients (of a parameter, of the inputs), shared by the scorer tests."""
 import numpy as np
 import pytest
 
@@ -34,3 +34,16 @@ def linear_objective(model, X, backprop, R):
         return sum(float((a * r).sum()) for a, r in zip(out, R))
 
     return f
+
+
+def check_input_gradient(f, X, dX, rng, rel=5e-2, abs_=1e-2, eps=1e-3, directions=3):
+    """Compare the gradient `dX` of the scalar `f(X)` with respect to the
+    list of arrays `X` with central differences along random directions.
+    A direction may cross a ReLU kink between the inputs and `f`, hence
+    the tolerance."""
+    for _ in range(directions):
+        direction = [rng.normal(size=x.shape).astype(np.float32) for x in X]
+        analytic = sum(float((g * d).sum()) for g, d in zip(dX, direction))
+        numeric = (f([x + eps * d for x, d in zip(X, direction)])
+                   - f([x - eps * d for x, d in zip(X, direction)])) / (2 * eps)
+        assert analytic == pytest.approx(numeric, rel=rel, abs=abs_)

@@ -12,7 +12,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from references.brute_force_segments import all_segments, segment_score
-from helpers.grad_check import check_param_gradient, linear_objective
+from helpers.grad_check import check_input_gradient, check_param_gradient, linear_objective
 from spacy_struct import losses
 from spacy_struct.convert.craft import CRAFTError, convert_file
 from spacy_struct.models.batch import SentenceBatch
@@ -382,14 +382,8 @@ def test_skip_layer_gradients_match_finite_differences_of_the_head(parallel):
         return sum(float((a * r).sum()) for a, r in zip(scores, R))
 
     eps = 1e-3
-    for _ in range(3):
-        direction = [rng.normal(size=x.shape).astype(np.float32) for x in X]
-        up = [x + eps * d for x, d in zip(X, direction)]
-        down = [x - eps * d for x, d in zip(X, direction)]
-        analytic = sum(float((g * d).sum()) for g, d in zip(dX, direction))
-        # two ReLU layers (and a product) lie between the words and the scores:
-        # a direction may cross a kink, hence the tolerance
-        assert analytic == pytest.approx((f(up) - f(down)) / (2 * eps), rel=5e-2, abs=1e-2)
+    # two ReLU layers (and a product) lie between the words and the scores
+    check_input_gradient(f, X, dX, rng, rel=5e-2, eps=eps)
     for name in head.param_names:
         check_param_gradient(head, name, f, rng, rel=5e-2, eps=eps)
 
@@ -462,13 +456,8 @@ def test_skip_layer_gradients_hold_under_dropout():
         scores, _ = run(xs)
         return sum(float((a * r).sum()) for a, r in zip(scores, R))
 
-    eps = 1e-4  # a small step: with weights of unit scale a larger one crosses ReLU kinks
-    for _ in range(3):
-        direction = [rng.normal(size=x.shape).astype(np.float32) for x in X]
-        analytic = sum(float((g * d).sum()) for g, d in zip(dX, direction))
-        numeric = (f([x + eps * d for x, d in zip(X, direction)])
-                   - f([x - eps * d for x, d in zip(X, direction)])) / (2 * eps)
-        assert analytic == pytest.approx(numeric, rel=2e-2, abs=1e-2)
+    # a small step: with weights of unit scale a larger one crosses ReLU kinks
+    check_input_gradient(f, X, dX, rng, rel=2e-2, eps=1e-4)
     for name in ("skip_W", "skip_b", "skip_out"):
         check_param_gradient(head, name, f, rng, rel=5e-2)
 

@@ -13,7 +13,7 @@ from spacy_struct.structs.coordination import (
 )
 from spacy_struct.structs.segments import GappedSegments, Segments
 
-from references.brute_force_segments import is_legal, segment_score
+from references.brute_force_segments import all_segments, segment_score
 
 
 def brute_candidates(n, max_fragment, max_gap):
@@ -50,24 +50,12 @@ def cells(n, words, width):
 
 def brute_segments(transitions, candidates, phi, max_gap):
     """Every legal segment as (type, words, score, candidate index or -1)."""
-    T, N, _ = transitions.shape
-    n = N - 2
     index = {tuple(c): i for i, c in enumerate(candidates.tolist())}
     out = []
-    for t in range(T):
-        for m in range(1, n + 1):
-            for words in combinations(range(n), m):
-                if not is_legal(words, max_gap):
-                    continue
-                score = segment_score(transitions, t, words)
-                c = -1
-                runs = [i for i in range(m - 1) if words[i + 1] - words[i] > 1]
-                if len(runs) == 1:
-                    key = (words[0], words[runs[0]], words[runs[0] + 1], words[-1])
-                    c = index.get(key, -1)
-                if c >= 0:
-                    score += phi[t, c]
-                out.append((t, words, score, c))
+    for t, words, score in all_segments(transitions, max_gap):
+        runs = [i for i in range(len(words) - 1) if words[i + 1] - words[i] > 1]
+        c = index.get((words[0], words[runs[0]], words[runs[0] + 1], words[-1]), -1) if len(runs) == 1 else -1
+        out.append((t, words, score + (phi[t, c] if c >= 0 else 0.0), c))
     return out
 
 
