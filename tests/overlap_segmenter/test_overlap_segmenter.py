@@ -340,12 +340,17 @@ def test_the_coordination_factor_trains_finds_unseen_coordinations_and_round_tri
     nlp = _train_on_coordinations(model)
     found, wrong, missed, unseen = _unseen_coordinations(nlp)
     assert found >= 22 and wrong <= 2, (found, wrong, missed)
+    head = nlp.get_pipe("overlap_segmenter").model.get_ref("head")
+    assert np.abs(head.get_param("coord_out")).max() > 0.01  # the factor learned something
     texts = [" ".join(t.text for t in eg.reference) for eg in unseen[:6]]
     before = [_found(doc) for doc in nlp.pipe(texts)]
     again = spacy.blank("en")
     again.add_pipe("overlap_segmenter", config={"model": model})
     again.from_bytes(nlp.to_bytes())
     for copy in (again, pickle.loads(pickle.dumps(nlp))):
+        copied = copy.get_pipe("overlap_segmenter").model.get_ref("head")
+        for name in ("coord_W", "coord_b", "coord_table", "coord_paths", "coord_out"):
+            np.testing.assert_array_equal(copied.get_param(name), head.get_param(name))
         assert [_found(doc) for doc in copy.pipe(texts)] == before
 
 

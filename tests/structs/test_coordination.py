@@ -131,6 +131,29 @@ def test_gold_score_adds_phi_of_gold_candidates(weight):
         sum(by_words[key][0] for key in gold))
 
 
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("k", [0, 2, 4])
+def test_argmax_with_short_lists_is_the_k_best_above_the_threshold(seed, k):
+    """With k-best lists shorter than the segments above the threshold, the
+    answer is still the k best of each type by f + phi, whatever phi does
+    to the candidates the lattice ranks first."""
+    n = 6
+    rng = np.random.default_rng(seed)
+    _, transitions, candidates, phi = make_scores(seed, n)
+    transitions[:, :, :] = rng.normal(size=transitions.shape) * 0.3 + 0.5  # many segments above
+    if seed % 2:
+        phi[:] = -20.0  # every candidate out, after the lattice ranked them by f
+    S = pack_coordination(transitions, candidates, phi)
+    structure = GappedSegments(k=k, threshold=0.0)
+    got = structure.argmax([S])[0].as_list()
+    limit = k or n
+    for t in range(transitions.shape[0]):
+        scores = sorted((score for tt, _, score, _ in brute_segments(transitions, candidates, phi, None)
+                         if tt == t and score > 0.0), reverse=True)[:limit]
+        mine = sorted((score for tt, _, score in got if tt == t), reverse=True)
+        np.testing.assert_allclose(mine, scores)
+
+
 def test_argmax_keeps_at_most_k_per_type():
     n = 6
     _, transitions, candidates, phi = make_scores(3, n)
@@ -186,3 +209,21 @@ def test_candidate_index_finds_each_candidate_among_segments(seed):
     got = candidate_index(seg.offsets, seg.words, candidates, n)
     assert got.tolist() == [find_candidate(candidates, np.array(w)) for w in picked]
     assert got[-5:].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_an_array_that_lost_its_candidates_is_refused_not_misread():
+    """np.asarray drops the candidates; the extra rows (at least two) then
+    fit no plain layout, whatever the sentence length."""
+    for n in (3, 4, 5, 8):
+        for gapped_end in (False, True):
+            S, *_ = make_scores(0, n, gapped_end=gapped_end, max_fragment=1, max_gap=1)
+            with pytest.raises(ValueError, match="shape"):
+                GappedSegments().argmax([np.asarray(S)])
+
+
+def test_candidates_must_be_distinct_and_in_order():
+    from spacy_struct.structs.coordination import CoordinatedScores
+
+    candidates = coordination_candidates(5, 2, 2)
+    with pytest.raises(ValueError, match="increasing order"):
+        CoordinatedScores(np.zeros((1, 9, 7)), candidates[::-1])

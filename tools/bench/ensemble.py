@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+import numpy as np
+
 
 COLUMNS = (("segments_f", "overall F1"), ("segments_discontinuous_p", "discontinuous P"),
            ("segments_discontinuous_r", "R"), ("segments_discontinuous_f", "F1"),
@@ -65,11 +67,24 @@ def evaluate(dev: Path, pipelines: Sequence[Path]) -> List[Dict[str, object]]:
         runs.append((component, parts, labels))
         rows.append({"label": str(path), **_evaluate(component, parts, references)})
     first, first_parts, _ = runs[0]
-    averaged = [(docs, batch, [sum(run[1][b][2][s] for run in runs) / len(runs) for s in range(len(scores))])
+    averaged = [(docs, batch, [_mean([run[1][b][2][s] for run in runs]) for s in range(len(scores))])
                 for b, (docs, batch, scores) in enumerate(first_parts)]
     rows.append({"label": f"the average of their scores ({len(runs)} models)",
                  **_evaluate(first, averaged, references)})
     return rows
+
+
+def _mean(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The mean of one sentence's score arrays from several pipelines, which
+    must share one layout (with the coordination factor: one set of
+    candidates, so the same cell holds the same candidate's phi)."""
+    first = getattr(arrays[0], "candidates", None)
+    same = all(a.shape == arrays[0].shape and (first is None) == (getattr(a, "candidates", None) is None)
+               and (first is None or np.array_equal(a.candidates, first)) for a in arrays)
+    if not same:
+        raise ValueError("segments-ensemble: the pipelines' scores have different layouts (model shapes, or "
+                         "coordination_fragment / coordination_gap): they cannot be averaged")
+    return sum(arrays) / len(arrays)
 
 
 def format_table(rows: Sequence[Dict[str, object]]) -> str:

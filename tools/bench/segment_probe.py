@@ -15,7 +15,8 @@ sentence per doc) that hold a gold segment with a gap, it prints:
   gold), their rank among the segments of their type in the sentence, and
   the terms of f (start, next, skip, end) beside the gold contiguous
   segments' terms (with the coordination factor, the rate includes its
-  phi; the rank and the terms read the transitions alone);
+  phi; the rank, the terms and the best gapped rate per sentence read
+  the transitions alone);
 - how many of them the settings exclude before any score is read.
 """
 from __future__ import annotations

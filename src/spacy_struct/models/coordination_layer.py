@@ -21,8 +21,8 @@ is what the corpus weighs against the gapped reading. V starts at 0, so an
 untrained layer leaves every segment's score as the transitions give it.
 
 Cost: m = O(n F^2 G) candidates per sentence (F the longest fragment, G the
-longest gap), each a gather of per-word terms and one (H, T) product; the
-gradients scatter back with bincounts.
+longest gap), each a gather of per-word tables and one (H, T) product; the
+gradients sum back by sorted index (np.add.reduceat).
 """
 from __future__ import annotations
 
@@ -67,10 +67,10 @@ class _Scatter:
 class CandidateGeometry:
     """What the layer needs of an n-word sentence's candidates, cached per
     (n, max_fragment, max_gap): the (m, 4) candidates; for each, its cell in
-    the (n, F) tables of the left conjunct [a0, |A|] and of the shared part
-    [b0, |B|], in the (n, G) table of gaps [a1, gap], and its combination of
-    lengths (|A|, |B|, gap) in an (F, F, G) table; and the scatters that sum
-    gradients back onto those cells."""
+    the (n, F) tables of the left conjunct [a0, |A| - 1] and of the shared
+    part [b0, |B| - 1], in the (n, G) table of gaps [a1, gap - 1], and its
+    combination of lengths (|A| - 1, |B| - 1, gap - 1) in an (F, F, G)
+    table; and the scatters that sum gradients back onto those cells."""
 
     def __init__(self, n: int, max_fragment: int, max_gap: int) -> None:
         F, G = max_fragment, max_gap
@@ -88,7 +88,7 @@ class CandidateGeometry:
         self.scatter_lengths = _Scatter(self.lengths, F * F * G)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)  # a few MB each for long sentences; building one takes milliseconds
 def candidate_geometry(n: int, max_fragment: int, max_gap: int) -> CandidateGeometry:
     """The `CandidateGeometry` of an n-word sentence (cached)."""
     return CandidateGeometry(n, max_fragment, max_gap)
@@ -113,7 +113,8 @@ def path_features(transitions: np.ndarray, candidates: np.ndarray) -> np.ndarray
 
 
 def _fragment_tables(first: np.ndarray, last: np.ndarray, F: int) -> np.ndarray:
-    """(n, F, H): [s, l] = first[s] + last[s + l] (0 past the sentence)."""
+    """(n, F, H): [s, l] = first[s] + last[s + l]; where s + l is past the
+    sentence, first[s] alone (no candidate reads those cells)."""
     n, H = first.shape
     padded = np.zeros((n + F, H), dtype=np.float32)
     padded[:n] = last
@@ -125,7 +126,8 @@ def _fragment_tables(first: np.ndarray, last: np.ndarray, F: int) -> np.ndarray:
 
 def _gap_table(inside: np.ndarray, G: int) -> np.ndarray:
     """(n, G, H): [e, g - 1] = mean of inside[e + 1 .. e + g] (the g words
-    skipped after a left conjunct that ends at word e; 0 past the end)."""
+    skipped after a left conjunct that ends at word e; where those run past
+    the sentence, a partial sum that no candidate reads)."""
     n, H = inside.shape
     sums = np.zeros((n + G + 1, H), dtype=np.float32)
     np.cumsum(inside, axis=0, out=sums[1:n + 1])

@@ -14,10 +14,13 @@ a score phi(c, t), added to the candidate's path score f(c, t).
 Where it lives. The factor rides in the score array itself, so the losses,
 the batching and the checks of the pipeline pass it through unchanged: a
 `CoordinatedScores` is the sentence's transition array, (T, n+2, W) as in
-`segments` (W = n+2, or n+3 with a gapped end), with ceil(m / W) more rows
-that hold phi(c, t) row-major from cell 0 (the rest 0), and the candidates'
-words in its attribute `candidates`, (m, 4) int64 rows (a0, a1, b0, b1).
-The extra rows grow with m, not with (n+2) m. A gradient or expected-use
+`segments` (W = n+2, or n+3 with a gapped end), with max(2, ceil(m / W))
+more rows when m > 0 that hold phi(c, t) row-major from cell 0 (the rest
+0), and the candidates' words in its attribute `candidates`, (m, 4) int64
+rows (a0, a1, b0, b1), increasing. The extra rows grow with m, not with
+(n+2) m, and are at least two, so an array that lost its candidates (numpy
+functions such as np.asarray or np.stack return plain arrays) has no plain
+layout and is refused rather than read as a longer sentence. A gradient or expected-use
 array has the same layout as a plain array (`pack_coordination` builds it,
 `coordination_parts` reads it).
 
@@ -47,15 +50,22 @@ __all__ = [
 
 
 class CoordinatedScores(np.ndarray):
-    """One sentence's score array with the coordination factor's columns
-    (see the module docstring); `candidates` survives views, copies and
-    `astype`."""
+    """One sentence's score array with the coordination factor's rows (see
+    the module docstring). `candidates` survives copies, arithmetic,
+    `astype` and pickling; a slice keeps it too, so read the parts with
+    `coordination_parts`, not by slicing."""
 
     candidates: np.ndarray
 
     def __new__(cls, array: np.ndarray, candidates: np.ndarray) -> "CoordinatedScores":
+        candidates = np.asarray(candidates, dtype=np.int64).reshape(-1, 4)
+        if len(candidates) > 1:
+            n = int(candidates.max()) + 1
+            keys = ((candidates[:, 0] * n + candidates[:, 1]) * n + candidates[:, 2]) * n + candidates[:, 3]
+            if np.any(np.diff(keys) <= 0):
+                raise ValueError("candidates must be distinct rows (a0, a1, b0, b1) in increasing order")
         obj = np.asarray(array).view(cls)
-        obj.candidates = np.asarray(candidates, dtype=np.int64).reshape(-1, 4)
+        obj.candidates = candidates
         return obj
 
     def __array_finalize__(self, obj) -> None:
@@ -89,7 +99,9 @@ def coordination_candidates(n: int, max_fragment: int, max_gap: int) -> np.ndarr
 
 
 def _extra_rows(m: int, width: int) -> int:
-    return -(-m // width) if m else 0
+    """Rows that hold m values of phi per type: at least two (module
+    docstring)."""
+    return max(2, -(-m // width)) if m else 0
 
 
 def pack_coordination(transitions: np.ndarray, candidates: np.ndarray, phi: np.ndarray) -> "CoordinatedScores":
@@ -110,7 +122,7 @@ def pack_coordination(transitions: np.ndarray, candidates: np.ndarray, phi: np.n
 def coordination_parts(scores: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
     """(transitions, candidates, phi) of one sentence's scores: the plain
     (T, n+2, W) array (a view), and for `CoordinatedScores` the (m, 4)
-    candidates and the (T, m) values of the factor (a copy); None for a
+    candidates and the (T, m) values of the factor (a view); None for a
     plain array."""
     candidates = getattr(scores, "candidates", None)
     plain = np.asarray(scores)

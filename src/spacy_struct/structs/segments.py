@@ -452,7 +452,8 @@ class GappedSegments(Structure):
     two-phase lattice; the arrays of one call are all of one kind. Either
     may come as a `CoordinatedScores` (`structs.coordination`), whose
     candidates' rates are exp(f + phi): `argmax`, `marginals`, `gold_score`
-    and `score` apply the factor exactly; `kbest` refuses it.
+    and `score` apply the factor (checked against enumeration); `kbest`
+    refuses it.
     - `argmax`: the k best segments per type (k = `k`, or the sentence
       length when 0, the paper's choice) that score above `threshold`
       (segments with a gap: above `gapped_threshold`, when it is given),
@@ -516,8 +517,8 @@ class GappedSegments(Structure):
             return []
         if any(coordination_parts(S)[1] is not None for S in scores):
             raise ValueError(
-                "k-best lists are not defined with the coordination factor (a candidate's score is "
-                "not a path score); decode with argmax, and train with the 'crf' loss"
+                "k-best lists are not defined with the coordination factor (coordination_width > 0: a "
+                "candidate's score is not a path score); decode with argmax, and train with the 'crf' loss"
             )
         k = max(self._k(S.shape[1] - 2) for S in scores)
         found = self._decode(scores, list(range(len(scores))), k)
@@ -532,10 +533,15 @@ class GappedSegments(Structure):
         type pass the threshold, so each sentence is decoded with a short
         list first, and again with a longer one only while a type fills its
         list with segments above the threshold (then some may be missing).
+        With the coordination factor the lattice's lists rank by path score
+        alone, so a sentence is decoded again while a type's list is full
+        above the threshold and holds fewer than k segments that are not
+        candidates (the candidates are decided on f + phi apart).
         """
         if not scores:
             return []
         limits = [self._k(coordination_parts(S)[0].shape[1] - 2) for S in scores]
+        lowest = min(self.threshold, self.gapped_threshold)
         found: List[Optional[Segments]] = [None] * len(scores)
         pending = list(range(len(scores)))
         k = min(_FIRST_K, max(limits))
@@ -544,10 +550,14 @@ class GappedSegments(Structure):
             decoded = self._decode(scores, pending, k, lattices)
             retry = []
             for i, seg in zip(pending, decoded):
-                if k > limits[i]:
+                if coordination_parts(scores[i])[1] is not None:
+                    if self._coordinated_list_short(seg, scores[i], k, limits[i], lowest):
+                        retry.append(i)
+                        continue
+                elif k > limits[i]:
                     seg = _top_per_type(seg, limits[i])
                 elif k < limits[i]:
-                    above = seg.types[seg.scores > min(self.threshold, self.gapped_threshold)]
+                    above = seg.types[seg.scores > lowest]
                     if len(above) and np.bincount(above).max() >= k:
                         retry.append(i)
                         continue
@@ -559,6 +569,21 @@ class GappedSegments(Structure):
         return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding,
                                self.gapped_threshold)
 
+    @staticmethod
+    def _coordinated_list_short(seg: Segments, scores: np.ndarray, k: int, limit: int, lowest: float) -> bool:
+        """Whether a k-best list of a sentence with the coordination factor
+        may miss segments that are not candidates and belong to the answer:
+        some type fills its list above the threshold with fewer than
+        `limit` non-candidates in it."""
+        transitions, candidates, _ = coordination_parts(scores)
+        above = seg.scores > lowest
+        if not above.any() or np.bincount(seg.types[above]).max() < k:
+            return False  # every segment above the threshold is listed
+        plain = candidate_index(seg.offsets, seg.words, candidates, transitions.shape[1] - 2) < 0
+        full = np.flatnonzero(np.bincount(seg.types[above]) >= k)
+        kept = np.bincount(seg.types[above & plain], minlength=int(seg.types.max()) + 1)
+        return bool(np.any(kept[full] < limit))
+
     def _legal_candidates(self, candidates: np.ndarray) -> np.ndarray:
         """Which candidates are segments of the lattice (skip at most
         `max_gap` words)."""
@@ -569,10 +594,9 @@ class GappedSegments(Structure):
     def _with_coordination(self, seg: Segments, scores: np.ndarray) -> Segments:
         """The decoded segments of one sentence with the coordination factor
         applied: the candidates the lattice found leave, and every legal
-        candidate above the lower threshold comes in at f + phi. Each
-        segment is decided on its own score, so this is exact while a type
-        has fewer than k segments above the threshold (the list is cut to k
-        per type after)."""
+        candidate above the lower threshold comes in at f + phi, each
+        decided on its own score (`argmax` cuts the list to k per type
+        after)."""
         transitions, candidates, phi = coordination_parts(scores)
         if candidates is None or len(candidates) == 0:
             return seg
