@@ -47,3 +47,25 @@ def check_input_gradient(f, X, dX, rng, rel=5e-2, abs_=1e-2, eps=1e-3, direction
         numeric = (f([x + eps * d for x, d in zip(X, direction)])
                    - f([x - eps * d for x, d in zip(X, direction)])) / (2 * eps)
         assert analytic == pytest.approx(numeric, rel=rel, abs=abs_)
+
+
+def head_objective(head, X, rng):
+    """A random linear objective of a head's per-sentence outputs and its
+    gradient: zero the head's parameter gradients, run it on `X` in
+    training, backprop R (random, the outputs' shapes).
+
+    RETURNS: (f, dX): f(xs) = sum(head(xs) * R) with the current
+    parameters, and the gradient of f with respect to `X`, with the
+    parameters' gradients stored in `head`.
+    """
+    out, backprop = head(X, is_train=True)
+    R = [rng.normal(size=o.shape).astype(np.float32) for o in out]
+    for name in head.param_names:
+        head.set_grad(name, np.zeros_like(head.get_param(name)))
+    dX = backprop(R)
+
+    def f(xs=X):
+        scores, _ = head(xs, is_train=False)
+        return sum(float((np.asarray(a) * r).sum()) for a, r in zip(scores, R))
+
+    return f, dX

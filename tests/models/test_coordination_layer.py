@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers.grad_check import check_input_gradient, check_param_gradient
+from helpers.grad_check import check_input_gradient, check_param_gradient, head_objective
 from spacy_struct.models.segment_scorer import segment_pair_head
 from spacy_struct.structs.coordination import (
     candidate_paths, coordination_candidates, coordination_parts, fragment_paths,
@@ -71,15 +71,7 @@ def test_layer_gradients_match_finite_differences_of_the_head():
     head, rng = _head(0)
     head.set_param("coord_paths", np.zeros_like(head.get_param("coord_paths")))
     X = [rng.normal(size=(n, 4)).astype(np.float32) for n in (7, 1, 3, 5)]
-    out, backprop = head(X, is_train=True)
-    R = [rng.normal(size=o.shape).astype(np.float32) for o in out]
-    for name in head.param_names:
-        head.set_grad(name, np.zeros_like(head.get_param(name)))
-    dX = backprop(R)
-
-    def f(xs=X):
-        scores, _ = head(xs, is_train=False)
-        return sum(float((np.asarray(a) * r).sum()) for a, r in zip(scores, R))
+    f, dX = head_objective(head, X, rng)
 
     check_input_gradient(f, X, dX, rng)
     for name in head.param_names:

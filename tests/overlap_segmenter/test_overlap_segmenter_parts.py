@@ -12,7 +12,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from references.brute_force_segments import all_segments, segment_score
-from helpers.grad_check import check_input_gradient, check_param_gradient, linear_objective
+from helpers.grad_check import check_input_gradient, check_param_gradient, head_objective, linear_objective
 from spacy_struct import losses
 from spacy_struct.convert.craft import CRAFTError, convert_file
 from spacy_struct.models.batch import SentenceBatch
@@ -371,15 +371,7 @@ def test_skip_layer_gradients_match_finite_differences_of_the_head(parallel):
     for name in head.param_names:
         head.set_param(name, rng.normal(size=head.get_param(name).shape).astype(np.float32))
     X = [rng.normal(size=(n, 4)).astype(np.float32) for n in (7, 1, 3, 4)]
-    out, backprop = head(X, is_train=True)
-    R = [rng.normal(size=o.shape).astype(np.float32) for o in out]
-    for name in head.param_names:
-        head.set_grad(name, np.zeros_like(head.get_param(name)))
-    dX = backprop(R)
-
-    def f(xs=X):
-        scores, _ = head(xs, is_train=False)
-        return sum(float((a * r).sum()) for a, r in zip(scores, R))
+    f, dX = head_objective(head, X, rng)
 
     eps = 1e-3
     # two ReLU layers (and a product) lie between the words and the scores
