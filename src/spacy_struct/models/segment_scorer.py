@@ -472,11 +472,9 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
             dX += bp_skip_dropout(d_X_skip)
         if Hc:
             d_X_coord, d_coord_W, d_coord_b = bp_coord_terms(d_coord_terms)
-            model.inc_grad("coord_W", d_coord_W)
-            model.inc_grad("coord_b", d_coord_b)
-            model.inc_grad("coord_table", d_coord_table)
-            model.inc_grad("coord_paths", d_coord_paths)
-            model.inc_grad("coord_out", d_coord_out)
+            for name, grad in (("coord_W", d_coord_W), ("coord_b", d_coord_b), ("coord_table", d_coord_table),
+                               ("coord_paths", d_coord_paths), ("coord_out", d_coord_out)):
+                model.inc_grad(name, grad)
             dX += bp_coord_dropout(d_X_coord)
         return [dX[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 

@@ -43,7 +43,7 @@ import numpy as np
 
 __all__ = [
     "CoordinatedScores", "add_candidate_paths", "candidate_paths", "coordination_candidates",
-    "candidate_index", "candidate_words", "coordination_parts", "coordination_paths", "find_candidate",
+    "candidate_index", "candidate_words", "coordination_parts", "is_coordinated", "coordination_paths", "find_candidate",
     "fragment_paths",
     "pack_coordination",
 ]
@@ -117,6 +117,11 @@ def pack_coordination(transitions: np.ndarray, candidates: np.ndarray, phi: np.n
     tail[:, :m] = phi
     out[:, N:, :] = tail.reshape(T, extra, W)
     return CoordinatedScores(out, candidates)
+
+
+def is_coordinated(scores: object) -> bool:
+    """Whether a sentence's scores carry the coordination factor."""
+    return getattr(scores, "candidates", None) is not None
 
 
 def coordination_parts(scores: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:

@@ -56,7 +56,7 @@ from ._segments import kbest_segments_batch, segment_marginals_batch, two_phase_
 from .base import Structure
 from .coordination import (
     add_candidate_paths, candidate_index, candidate_paths, candidate_words, coordination_parts, find_candidate,
-    pack_coordination,
+    is_coordinated, pack_coordination,
 )
 
 __all__ = [
@@ -515,7 +515,7 @@ class GappedSegments(Structure):
         """
         if not scores:
             return []
-        if any(coordination_parts(S)[1] is not None for S in scores):
+        if any(is_coordinated(S) for S in scores):
             raise ValueError(
                 "k-best lists are not defined with the coordination factor (coordination_width > 0: a "
                 "candidate's score is not a path score); decode with argmax, and train with the 'crf' loss"
@@ -540,6 +540,7 @@ class GappedSegments(Structure):
         """
         if not scores:
             return []
+        coordinated = [is_coordinated(S) for S in scores]
         limits = [self._k(coordination_parts(S)[0].shape[1] - 2) for S in scores]
         lowest = min(self.threshold, self.gapped_threshold)
         found: List[Optional[Segments]] = [None] * len(scores)
@@ -550,7 +551,7 @@ class GappedSegments(Structure):
             decoded = self._decode(scores, pending, k, lattices)
             retry = []
             for i, seg in zip(pending, decoded):
-                if coordination_parts(scores[i])[1] is not None:
+                if coordinated[i]:
                     if self._coordinated_list_short(seg, scores[i], k, limits[i], lowest):
                         retry.append(i)
                         continue
@@ -564,8 +565,8 @@ class GappedSegments(Structure):
                 found[i] = seg
             pending = retry
             k *= 4
-        found = [_top_per_type(self._with_coordination(seg, S), limit) if coordination_parts(S)[1] is not None
-                 else seg for seg, S, limit in zip(found, scores, limits)]
+        found = [_top_per_type(self._with_coordination(seg, S), limit) if coordinated_i else seg
+                 for seg, S, limit, coordinated_i in zip(found, scores, limits, coordinated)]
         return select_segments(found, self.threshold, self.allow_overlap, self.allow_embedding,
                                self.gapped_threshold)
 
