@@ -92,3 +92,31 @@ def test_bilstm_directions_see_only_their_side_and_docs_do_not_mix():
 def test_bilstm_rejects_bad_sizes(width, depth):
     with pytest.raises(ValueError):
         BiLSTM(width, depth=depth)
+
+
+def _reference_lstm_direction(X, W, U, b):
+    """One direction of an LSTM by its textbook definition, gates i, f, o, g."""
+    hidden = U.shape[0]
+    h = np.zeros(hidden)
+    c = np.zeros(hidden)
+    out = []
+    for x in X:
+        a = x @ W + h @ U + b
+        sigmoid = 1.0 / (1.0 + np.exp(-a[:3 * hidden]))
+        i, f, o = sigmoid[:hidden], sigmoid[hidden:2 * hidden], sigmoid[2 * hidden:]
+        g = np.tanh(a[3 * hidden:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        out.append(h)
+    return np.array(out).reshape(len(X), hidden)
+
+
+def test_bilstm_output_is_the_lstm_definition_in_both_directions():
+    model, X, _ = _model_and_inputs(depth=1, n_in=6, n_out=8)
+    W, U, b = (model.get_param(f"{p}0").astype("d") for p in "WUb")
+    Y, _ = model(X, is_train=False)
+    for x, y in zip(X, Y):
+        x = x.astype("d")
+        forward = _reference_lstm_direction(x, W[0], U[0], b[0])
+        backward = _reference_lstm_direction(x[::-1], W[1], U[1], b[1])[::-1]
+        np.testing.assert_allclose(y, np.concatenate([forward, backward], axis=1), rtol=1e-4, atol=1e-5)

@@ -488,3 +488,21 @@ def test_the_part_scorer_gives_the_full_sibling_scores_of_the_parts_asked_for():
     np.testing.assert_allclose(score(h, s, m), expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(IndexError, match="out of range"):
         score(np.array([offsets[-1]]), np.array([0]), np.array([0]))
+
+
+def test_the_part_scorer_is_exact_over_runs_of_one_arc_and_any_view_width():
+    """The kernel makes A[h] * C[m] once per run of parts of one arc: runs,
+    single parts and returns to an earlier arc must all score as defined."""
+    from spacy_struct.models.arc_scorer import LazySiblingScores, sibling_scores
+
+    rng = np.random.default_rng(10)
+    for d in (1, 4, 7, 100):
+        views = [rng.normal(size=(n, 3 * d)).astype(np.float32) for n in (5, 3)]
+        v = rng.normal(size=d).astype(np.float32)
+        score = LazySiblingScores(views, v).part_scorer()
+        full = sibling_scores(np.concatenate(views), v)
+        arcs = rng.integers(0, 8, size=(12, 2))
+        runs = rng.integers(1, 5, size=12)
+        h, m = np.repeat(arcs[:, 0], runs), np.repeat(arcs[:, 1], runs)
+        s = rng.integers(0, 8, size=len(h))
+        np.testing.assert_allclose(score(h, s, m), full[h, s, m], rtol=1e-4, atol=1e-4)

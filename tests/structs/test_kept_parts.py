@@ -82,3 +82,50 @@ def test_parts_are_made_for_kept_arcs_only_and_a_long_sentence_needs_no_cube():
     assert asked == [kept.n_parts] and kept.n_parts < 0.01 * (n + 1) ** 3
     heads = Sib.kept_argmax(kept, True, projective=False)[0]
     assert len(heads) == n + 1 and (heads[1:] == 0).sum() == 1
+
+
+def _kept_reference(arcs, k, single_root):
+    """kept_arcs as defined: each word's k best finite heads (the first of
+    equal scores), no arc into the root or from a word to itself, and the
+    arcs of the best first-order projective tree."""
+    from spacy_struct.structs.dependency import eisner
+
+    A = np.array(arcs, dtype=np.float64)
+    A[:, 0] = -np.inf
+    np.fill_diagonal(A, -np.inf)
+    N = len(A)
+    mask = np.zeros((N, N), dtype=bool)
+    tree = eisner(A, single_root=single_root)
+    for m in range(1, N):
+        finite = [h for h in range(N) if np.isfinite(A[h, m])]
+        ranked = sorted(finite, key=lambda h: (-A[h, m], h))
+        mask[ranked[:k], m] = True
+        if np.isfinite(A[tree[m], m]):
+            mask[tree[m], m] = True
+    return mask
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_kept_arcs_are_the_k_best_heads_and_the_first_order_tree(single_root):
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        batch = []
+        for n in rng.integers(1, 14, size=4):
+            # few distinct values, so that equal scores are common, and some -inf
+            arcs = rng.integers(-3, 4, size=(n + 1, n + 1)).astype(np.float64)
+            arcs[rng.random(arcs.shape) < 0.15] = -np.inf
+            arcs[1:, 1:][np.eye(n, dtype=bool)] = 0.0
+            arcs[0, 1:] = np.maximum(arcs[0, 1:], 0.0)  # every word can hang from the root
+            batch.append(arcs)
+        for k in (1, 2, 3, 20):
+            masks = Sib.kept_arcs(batch, k, single_root)
+            for arcs, mask in zip(batch, masks):
+                assert np.array_equal(mask, _kept_reference(arcs, k, single_root))
+    inputs = [rng.normal(size=(4, 4)).astype(np.float32)]
+    assert Sib.kept_arcs(inputs, 2)[0].dtype == bool
+    bad = rng.normal(size=(4, 4))
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Sib.kept_arcs([inputs[0], bad], 2)
+    with pytest.raises(ValueError, match="at least 1"):
+        Sib.kept_arcs(inputs, 0)

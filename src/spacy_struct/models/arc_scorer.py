@@ -158,20 +158,28 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     v = model.get_param("v") if sw else None
 
     X, offsets = with_root(sent_vecs, root)
-    pre = X @ W + b
-    act, bp_dropout = apply_dropout(np.maximum(pre, 0), model.attrs[SCORER_DROPOUT], is_train)
+    # bias and ReLU in place: the (nodes, views) array is the layer's largest
+    relu = X @ W
+    relu += b
+    np.maximum(relu, 0, out=relu)
+    act, bp_dropout = apply_dropout(relu, model.attrs[SCORER_DROPOUT], is_train)
     arc_dep, arc_head = act[:, :a], act[:, a:2 * a]
     lab_dep, lab_head = act[:, 2 * a:2 * a + k], act[:, 2 * a + k:2 * a + 2 * k]
     sib = 2 * a + 2 * k  # first column of the sibling views
     siblings = [] if sw else None
+    # the head side of the biaffine form for every node in two products,
+    # not two per sentence
+    head_U, head_u = arc_head @ U, arc_head @ u
 
     arcs, label_dep, label_head, cached = [], [], [], []
     for i in range(len(sent_vecs)):
         lo, hi = offsets[i], offsets[i + 1]
-        H, D = arc_head[lo:hi], arc_dep[lo:hi]
-        HU = H @ U
+        HU, D = head_U[lo:hi], arc_dep[lo:hi]
         buckets = distance_buckets(hi - lo)
-        arcs.append(HU @ D.T + (H @ u)[:, None] + dist[buckets])
+        scores = HU @ D.T
+        scores += head_u[lo:hi, None]
+        scores += dist[buckets]
+        arcs.append(scores)
         cached.append((HU, buckets))
         label_dep.append(lab_dep[lo:hi])
         label_head.append(lab_head[lo:hi])
@@ -207,7 +215,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
                 d_views, d_v = backprop_sibling_scores(act[lo:hi, sib:], v, d_scores.siblings[i])
                 d_act[lo:hi, sib:] += d_views
                 model.inc_grad("v", d_v)
-        d_pre = bp_dropout(d_act) * (pre > 0)
+        d_pre = bp_dropout(d_act) * (relu > 0)
         model.inc_grad("W", X.T @ d_pre)
         model.inc_grad("b", d_pre.sum(0))
         model.inc_grad("U", dU)

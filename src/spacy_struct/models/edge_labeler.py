@@ -15,6 +15,7 @@ from typing import List, Tuple
 import numpy as np
 from thinc.api import Model
 
+from ._label_forms import scores_from_forms
 from .distance import N_DISTANCE_BUCKETS, arc_buckets
 
 LabelerInput = Tuple[List[np.ndarray], List[np.ndarray], List[np.ndarray]]
@@ -101,30 +102,35 @@ def _forward(model: Model, inputs: LabelerInput, is_train: bool):
     return out, backprop
 
 
-#: distinct heads whose contracted forms are held at once (52 MB at k = 128, 50 labels)
-HEADS_PER_CHUNK = 2048
+#: distinct heads whose contracted forms are made at once: few enough that
+#: the kernel reads them from the cache they were written to (3 MB at k = 64
+#: and 50 labels)
+HEADS_PER_CHUNK = 256
 
 
 def _bilinear_by_head(D: np.ndarray, heads_side: List[np.ndarray], heads: List[np.ndarray],
                       V: np.ndarray, n_labels: int, k: int) -> np.ndarray:
     """dep_m^T V_l head_h for every word m and its head h, V contracted once
-    per distinct head: (words, labels). The words are grouped by head, and
-    each head's (labels, k) form scores its dependents in one product."""
+    per distinct head: (words, labels). Each distinct head's (k, labels)
+    form is made in one product per chunk of heads; a kernel then scores
+    every word against its head's form."""
     node_offsets = np.cumsum([0] + [len(hs) for hs in heads_side])
     rows = np.concatenate([node_offsets[i] + h[1:] for i, h in enumerate(heads)])
+    # the words grouped by head, so a chunk of heads scores a run of words
     order = np.argsort(rows, kind="stable")
-    distinct, starts = np.unique(rows[order], return_index=True)
-    ends = np.append(starts[1:], len(order))
-    # V[a, l k + b] -> V_head[b, l k + a]: the head side first
-    V_head = V.reshape(k, n_labels, k).transpose(2, 1, 0).reshape(k, n_labels * k)
+    distinct, form_of = np.unique(rows[order], return_inverse=True)
+    form_of = form_of.astype(np.int64)
+    # V[a, l k + b] -> V_head[b, a labels + l]: the head side first, and
+    # each form laid out (dependent side, label) for the kernel
+    V_head = np.ascontiguousarray(V.reshape(k, n_labels, k).transpose(2, 0, 1).reshape(k, k * n_labels))
     nodes = np.concatenate(heads_side)
-    D_sorted = D[order]
+    D_sorted = np.ascontiguousarray(D[order], dtype=np.float32)
     out = np.empty((len(D), n_labels), dtype=np.float32)
-    for first in range(0, len(distinct), HEADS_PER_CHUNK):
-        forms = (nodes[distinct[first:first + HEADS_PER_CHUNK]] @ V_head).reshape(-1, n_labels, k)
-        for j, form in enumerate(forms):
-            a, b = starts[first + j], ends[first + j]
-            out[a:b] = D_sorted[a:b] @ form.T
+    bounds = np.searchsorted(form_of, np.arange(0, len(distinct) + HEADS_PER_CHUNK, HEADS_PER_CHUNK))
+    for c, first in enumerate(range(0, len(distinct), HEADS_PER_CHUNK)):
+        forms = (nodes[distinct[first:first + HEADS_PER_CHUNK]] @ V_head).reshape(-1, k, n_labels)
+        a, b = bounds[c], bounds[c + 1]
+        scores_from_forms(forms, D_sorted[a:b], form_of[a:b] - first, out[a:b])
     scores = np.empty_like(out)
     scores[order] = out
     return scores

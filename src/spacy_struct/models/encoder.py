@@ -34,6 +34,7 @@ from thinc.types import Floats2d
 
 from .batch import SentenceBatch
 from .bilstm import BiLSTM
+from .character_bytes import with_cached_bytes
 from .dropout import check_dropout
 
 # The tok2vec a component gets when its config names none: spaCy's
@@ -105,9 +106,9 @@ def with_characters(tok2vec: Model, width: int) -> Model:
         raise ValueError(f"characters must be 0 or a positive width, not {width}")
     if not width:
         return tok2vec
-    return concatenate(tok2vec, CharacterEmbed(
+    return concatenate(tok2vec, with_cached_bytes(CharacterEmbed(
         width=width, rows=5000, nM=16, nC=8, include_static_vectors=False
-    ))
+    )))
 
 
 def per_sentence(words: Model) -> Model[SentenceBatch, List[Floats2d]]:

@@ -59,3 +59,12 @@ def sparse_hill_climb_batch(
     max_moves: int,
     moves: np.ndarray,
 ) -> None: ...
+def kept_arc_masks_batch(
+    flat: np.ndarray,          # packed (n+1)^2 float64 arc scores, row head, column dependent
+    offsets: np.ndarray,       # (B + 1,) int64
+    sizes: np.ndarray,         # (B,) int64: n + 1 per sentence
+    k: int,                    # heads kept per word, >= 1
+    tree_heads: np.ndarray,    # (sum sizes,) int64: a tree per sentence whose arcs are kept too
+    head_offsets: np.ndarray,  # (B + 1,) int64
+    mask: np.ndarray,          # packed (n+1)^2 uint8 output, laid out as flat
+) -> None: ...

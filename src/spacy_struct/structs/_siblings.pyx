@@ -802,3 +802,52 @@ def sparse_hill_climb_batch(const int64_t[::1] sizes, const int64_t[::1] offsets
         free(ps)
     if status != 0:
         raise MemoryError()
+
+
+def kept_arc_masks_batch(const double[::1] flat, const int64_t[::1] offsets, const int64_t[::1] sizes,
+                         int64_t k, const int64_t[::1] tree_heads, const int64_t[::1] head_offsets,
+                         uint8_t[::1] mask):
+    """The arcs the pruned decoders keep, every sentence of a packed batch of
+    (n+1) x (n+1) first-order arc scores (row head, column dependent): in
+    `mask` (laid out as `flat`), 1 for each word's k best finite heads (the
+    first of equal scores) and for its head in `tree_heads` when that arc is
+    finite, 0 elsewhere and in column 0. k >= 1."""
+    cdef Py_ssize_t i, h, m, j, N, keep, filled
+    cdef const double* A
+    cdef uint8_t* out
+    cdef double x
+    cdef int64_t* best = <int64_t*> malloc(max(k, 1) * sizeof(int64_t))
+    if best == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(sizes.shape[0]):
+            N = sizes[i]
+            A = &flat[offsets[i]]
+            out = &mask[offsets[i]]
+            for j in range(N * N):
+                out[j] = 0
+            if N < 2:
+                continue
+            keep = k if k < N - 1 else N - 1
+            for m in range(1, N):
+                # the keep best heads of m so far, best first
+                filled = 0
+                for h in range(N):
+                    x = A[h * N + m]
+                    if x == -INFINITY:
+                        continue
+                    if filled == keep and x <= A[best[keep - 1] * N + m]:
+                        continue
+                    j = filled if filled < keep else keep - 1
+                    while j > 0 and A[best[j - 1] * N + m] < x:
+                        best[j] = best[j - 1]
+                        j -= 1
+                    best[j] = h
+                    if filled < keep:
+                        filled += 1
+                for j in range(filled):
+                    out[best[j] * N + m] = 1
+                h = tree_heads[head_offsets[i] + m]
+                if 0 <= h < N and A[h * N + m] != -INFINITY:
+                    out[h * N + m] = 1
+    free(best)

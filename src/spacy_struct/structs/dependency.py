@@ -78,10 +78,23 @@ def _argmax(kernel, scores, single_root: bool, what: str):
     arrays, single = _check_arc_scores(scores)
     flat, offsets = pack(arrays)
     sizes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
-    head_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    heads, head_offsets = packed_argmax(kernel, flat, offsets, sizes, single_root, what, single)
+    return unbatch(unpack(heads, head_offsets, [(n,) for n in sizes]), single)
+
+
+def packed_argmax(kernel, flat: np.ndarray, offsets: np.ndarray, sizes: np.ndarray, single_root: bool,
+                  what: str, single: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    """A tree decoder's kernel over arc scores already checked and packed
+    (`pack`: float64, C-contiguous; sizes: n+1 per sentence, int64).
+
+    RETURNS: heads of all sentences in one int64 array, and where each
+        sentence's start (len(sizes) + 1 offsets).
+    Raises NoLegalStructureError naming the first sentence without a tree.
+    """
+    head_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=head_offsets[1:])
     heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
-    failed = np.zeros(len(arrays), dtype=np.uint8)
+    failed = np.zeros(len(sizes), dtype=np.uint8)
     kernel(flat, offsets, sizes, bool(single_root), heads, head_offsets, failed)
     if failed.any():
         i = int(np.flatnonzero(failed)[0])
@@ -89,7 +102,7 @@ def _argmax(kernel, scores, single_root: bool, what: str):
             f"scores{where(i, single)}: no {what} has a finite score"
             + (" with exactly one root child" if single_root else "")
         )
-    return unbatch(unpack(heads, head_offsets, [(n,) for n in sizes]), single)
+    return heads, head_offsets
 
 
 def chu_liu_edmonds(scores, single_root: bool = True):

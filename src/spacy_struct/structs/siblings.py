@@ -38,7 +38,7 @@ from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
-from . import _siblings
+from . import _dependency, _siblings
 from .arrays import (
     NoLegalStructureError,
     as_batch,
@@ -57,9 +57,9 @@ from .dependency import (
     chu_liu_edmonds,
     column_softmax,
     crossing_arcs,
-    eisner,
     hamming_augmented,
     lift_to_projective,
+    packed_argmax,
 )
 
 
@@ -234,38 +234,47 @@ PartScorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 def kept_arcs(arcs: Sequence[np.ndarray], k: int, single_root: bool = True) -> List[np.ndarray]:
     """Boolean (n+1, n+1) masks of the arcs to keep, one per sentence: each
-    word's k best heads by first-order score, and every arc of the best
-    first-order projective tree, so that a tree over kept arcs always
-    exists. -inf arcs are never kept.
+    word's k best heads by first-order score (the first of equal scores),
+    and every arc of the best first-order projective tree, so that a tree
+    over kept arcs always exists. -inf arcs are never kept.
 
     arcs: per sentence, (n+1, n+1) first-order scores (row head, column dependent).
     k: heads kept per word (at least 1).
     """
-    scores = []
-    for A in arcs:
-        A = np.array(A, dtype=np.float64)
-        A[:, 0] = -np.inf
-        np.fill_diagonal(A, -np.inf)
-        scores.append(A)
-    trees = eisner(scores, single_root=single_root) if scores else []
-    masks = []
-    for A, heads in zip(scores, trees):
-        N = A.shape[0]
-        mask = np.zeros((N, N), dtype=bool)
-        if N < 2:
-            masks.append(mask)
-            continue
-        keep = min(int(k), N - 1)
-        cols = np.arange(1, N)
-        if keep >= N - 1:
-            mask[:, 1:] = True
-        else:
-            top = np.argpartition(-A[:, 1:], keep - 1, axis=0)[:keep]
-            mask[top, np.broadcast_to(cols, top.shape)] = True
-        mask[heads[1:], cols] = True
-        mask &= np.isfinite(A)
-        masks.append(mask)
-    return masks
+    k = check_int(k, "kept heads")
+    if k < 1:
+        raise ValueError(f"kept heads must be at least 1, got {k}")
+    if not len(arcs):
+        return []
+    arrays = [np.asarray(A) for A in arcs]
+    for i, A in enumerate(arrays):
+        if A.dtype.kind not in "iuf":
+            check_scores(A, "arcs", 2, i, False)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
+            raise ValueError(f"arcs (batch item {i}) must be (n+1) x (n+1), got shape {A.shape}")
+    flat, offsets = pack(arrays)
+    if np.isnan(flat).any() or np.isposinf(flat).any():
+        for i, A in enumerate(arrays):
+            check_scores(A, "arcs", 2, i, False)
+    sizes = np.array([A.shape[0] for A in arrays], dtype=np.int64)
+    # no arc into the root, none from a word to itself
+    nodes = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(int(sizes.sum())) - np.repeat(offsets_of(sizes)[:-1], sizes)
+    flat[offsets[nodes] + local * sizes[nodes]] = -np.inf
+    flat[offsets[nodes] + local * (sizes[nodes] + 1)] = -np.inf
+    heads, head_offsets = packed_argmax(_dependency.eisner_batch, flat, offsets, sizes, single_root,
+                                        "projective tree")
+    mask = np.empty(len(flat), dtype=np.uint8)
+    _siblings.kept_arc_masks_batch(flat, offsets, sizes, k, heads, head_offsets, mask)
+    mask = mask.view(bool)
+    return [mask[offsets[i]:offsets[i + 1]].reshape(n, n) for i, n in enumerate(sizes.tolist())]
+
+
+def offsets_of(sizes: np.ndarray) -> np.ndarray:
+    """Where each of consecutive blocks of these sizes starts, and the end."""
+    out = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
 
 
 def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling: PartScorer,
