@@ -188,7 +188,7 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     if sw and not is_train:
         # at prediction the (n+1)^3 arrays are made per sentence when the
         # decoder asks for them, so memory follows the sentence, not the batch
-        siblings = LazySiblingScores(siblings, v)
+        siblings = LazySiblingScores(siblings, v, act[:, sib:])
     elif sw:
         siblings = [sibling_scores(views, v) for views in siblings]
 
@@ -233,8 +233,11 @@ class LazySiblingScores(Sequence):
     from the sentence's views when it is read: a batch of 4,000 sentences of
     35 words would hold 750 MB of them at once."""
 
-    def __init__(self, views: List[np.ndarray], v: np.ndarray) -> None:
-        self.views, self.v = views, v
+    def __init__(self, views: List[np.ndarray], v: np.ndarray, stacked: Optional[np.ndarray] = None) -> None:
+        """views: each sentence's (n+1, 3 d) views; v: the trilinear weights;
+        stacked: the views of all sentences in one array, when the caller
+        has them so (the part scorer then reads it without a copy)."""
+        self.views, self.v, self.stacked = views, v, stacked
 
     def __len__(self) -> int:
         return len(self.views)
@@ -249,7 +252,10 @@ class LazySiblingScores(Sequence):
         without the (n+1)^3 arrays: a function from (h, s, m) int arrays of
         node indices of the whole batch (sentence i's node j is the sum of
         the earlier sentences' n+1, plus j) to their scores."""
-        views = np.concatenate(self.views) if self.views else np.zeros((0, 3 * len(self.v)), dtype=np.float32)
+        if self.stacked is not None:
+            views = self.stacked
+        else:
+            views = np.concatenate(self.views) if self.views else np.zeros((0, 3 * len(self.v)), dtype=np.float32)
         d = len(self.v)
         A = np.ascontiguousarray(views[:, :d] * self.v, dtype=np.float32)
         B = np.ascontiguousarray(views[:, d:2 * d], dtype=np.float32)

@@ -395,11 +395,16 @@ class MSTParser(StructuredComponent):
         """
         # only the docs these sentences come from: `decode` asks per chunk
         is_space = {d: batch.docs[d].to_array(IS_SPACE).astype(bool) for d in {d for d, _, _ in batch.sents}}
+        # spaces before each token of each doc, to skip the sentences with none
+        before = {d: np.concatenate([[0], np.cumsum(flags)]).tolist() for d, flags in is_space.items()}
         out = []
         for (doc_i, start, end), S in zip(batch.sents, arcs):
             S = np.array(S, dtype=np.float64)
+            if before[doc_i][end] == before[doc_i][start]:
+                out.append(S)
+                continue
             space = np.flatnonzero(is_space[doc_i][start:end]) + 1
-            if len(space) and len(space) < end - start:
+            if len(space) < end - start:
                 S[space, :] = -np.inf
                 S[0, space] = -np.inf
             out.append(S)

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+import numpy as np
+from spacy.attrs import IS_SPACE, SENT_START
 from spacy.pipeline.sentencizer import Sentencizer
 
 SENTENCE_FINAL = frozenset(Sentencizer.default_punct_chars)
@@ -102,18 +104,26 @@ def sentence_ranges(
         if not by_rule and len(doc) <= min(max_unsegmented_length, max_sentence_length):
             return [(0, len(doc))]
         return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
-    ranges = join_whitespace_ranges(doc, [(sent.start, sent.end) for sent in doc.sents])
+    # the doc's sentences from its arrays (what doc.sents gives, without a
+    # Span per sentence): a sentence starts at token 0 and at each start flag
+    flags = doc.to_array([SENT_START, IS_SPACE])
+    starts = np.flatnonzero(flags[:, 0] == 1)
+    starts = np.concatenate([[0], starts[starts > 0]]).tolist()
+    ranges = join_whitespace_ranges(doc, list(zip(starts, starts[1:] + [len(doc)])), flags[:, 1].astype(bool))
     return cap_ranges(doc, ranges, max_sentence_length)
 
 
-def join_whitespace_ranges(doc, ranges: Sequence[Range]) -> List[Range]:
+def join_whitespace_ranges(doc, ranges: Sequence[Range], is_space: Optional[np.ndarray] = None) -> List[Range]:
     """`ranges` with every range of whitespace tokens alone (a senter can
     make a blank line a sentence) joined to the range before it, or after
-    it when it comes first, so whitespace never makes a structure of its own."""
+    it when it comes first, so whitespace never makes a structure of its own.
+    is_space: the doc's IS_SPACE flags, when the caller has them."""
+    if is_space is None:
+        is_space = doc.to_array(IS_SPACE).astype(bool)
     out: List[Range] = []
     pending_start = None
     for start, end in ranges:
-        if all(t.is_space for t in doc[start:end]):
+        if is_space[start:end].all():
             if out:
                 out[-1] = (out[-1][0], end)
             elif pending_start is None:

@@ -851,3 +851,125 @@ def kept_arc_masks_batch(const double[::1] flat, const int64_t[::1] offsets, con
                 if 0 <= h < N and A[h * N + m] != -INFINITY:
                     out[h * N + m] = 1
     free(best)
+
+
+def count_kept_parts(const uint8_t[::1] mask, const int64_t[::1] flat_start, const int64_t[::1] sizes,
+                     bint single_root, int64_t[::1] arcs_per, int64_t[::1] parts_per):
+    """Kept arcs and parts of every sentence of a packed batch of arc masks
+    (laid out as the arc scores, row head, column dependent): an arc h -> m
+    has a part with no sibling and one per kept dependent of h between h
+    and m (none for the root's arcs with `single_root`)."""
+    cdef Py_ssize_t i, h, m, N, left, right
+    cdef const uint8_t* M
+    with nogil:
+        for i in range(sizes.shape[0]):
+            N = sizes[i]
+            M = &mask[flat_start[i]]
+            arcs_per[i] = 0
+            parts_per[i] = 0
+            for h in range(N):
+                left = 0
+                for m in range(h):
+                    if M[h * N + m]:
+                        left += 1
+                right = 0
+                for m in range(N):
+                    if not M[h * N + m]:
+                        continue
+                    arcs_per[i] += 1
+                    parts_per[i] += 1
+                    if single_root and h == 0:
+                        continue
+                    if m < h:
+                        left -= 1          # the kept left dependents after m
+                        parts_per[i] += left
+                    else:
+                        parts_per[i] += right
+                        right += 1         # the kept right dependents before m
+
+
+def pack_kept_parts(const uint8_t[::1] mask, const double[::1] arc_scores, const int64_t[::1] flat_start,
+                    const int64_t[::1] sizes, const int64_t[::1] offsets, bint single_root,
+                    int64_t[::1] arc_index, int64_t[::1] part_start, int64_t[::1] part_sibling,
+                    double[::1] part_score, int64_t[::1] part_h, int64_t[::1] part_s, int64_t[::1] part_m,
+                    int64_t[::1] head_start, int64_t[::1] head_list):
+    """Fill the layout of `siblings.PackedParts` from the kept-arc masks:
+    arcs numbered by (head, dependent), each arc's parts with no sibling
+    first and then its siblings ascending, scored by the arc alone (the
+    caller adds the sibling term); part_h, part_s, part_m are the parts'
+    nodes in batch numbering (sentence i's first node is the sum of the
+    earlier sizes). offsets: as PackedParts.offsets, from the counts of
+    `count_kept_parts`."""
+    cdef Py_ssize_t i, h, m, x, y, lo, hi, N, a, p, n_left, j, q, node0 = 0
+    cdef const uint8_t* M
+    cdef const double* S
+    cdef int64_t* index
+    cdef int64_t* starts
+    cdef int64_t* sib
+    cdef double* score
+    cdef int64_t* hs
+    cdef int64_t* heads
+    cdef int64_t* deps = <int64_t*> malloc(max(largest(sizes), 1) * sizeof(int64_t))
+    if deps == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(sizes.shape[0]):
+            N = sizes[i]
+            M = &mask[flat_start[i]]
+            S = &arc_scores[flat_start[i]]
+            index = &arc_index[offsets[5 * i]]
+            starts = &part_start[offsets[5 * i + 1]]
+            q = offsets[5 * i + 2]
+            sib = &part_sibling[q]
+            score = &part_score[q]
+            hs = &head_start[offsets[5 * i + 3]]
+            heads = &head_list[offsets[5 * i + 4]]
+            a = 0
+            p = 0
+            for h in range(N):
+                n_left = 0
+                j = 0
+                for m in range(N):
+                    index[h * N + m] = -1
+                    if M[h * N + m]:
+                        deps[j] = m
+                        j += 1
+                        if m < h:
+                            n_left += 1
+                for x in range(j):
+                    m = deps[x]
+                    index[h * N + m] = a
+                    starts[a] = p
+                    a += 1
+                    sib[p] = h
+                    score[p] = S[h * N + m]
+                    part_h[q + p] = node0 + h
+                    part_s[q + p] = node0 + h
+                    part_m[q + p] = node0 + m
+                    p += 1
+                    if single_root and h == 0:
+                        continue
+                    # the kept dependents of h between h and m, ascending:
+                    # left of h, those after m; right of h, those before m
+                    if m < h:
+                        lo, hi = x + 1, n_left
+                    else:
+                        lo, hi = n_left, x
+                    for y in range(lo, hi):
+                        sib[p] = deps[y]
+                        score[p] = S[h * N + m]
+                        part_h[q + p] = node0 + h
+                        part_s[q + p] = node0 + deps[y]
+                        part_m[q + p] = node0 + m
+                        p += 1
+            starts[a] = p
+            hs[0] = 0
+            j = 0
+            for m in range(N):
+                for h in range(N):
+                    if M[h * N + m]:
+                        heads[j] = h
+                        j += 1
+                hs[m + 1] = j
+            node0 += N
+    free(deps)

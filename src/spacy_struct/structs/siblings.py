@@ -291,70 +291,32 @@ def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling:
     RETURNS: PackedParts, part scores arcs[h, m] + sibling(h, s, m).
     """
     sizes = np.array([a.shape[0] for a in arcs], dtype=np.int64)
-    node_start = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=node_start[1:])
-    local_h, local_m, sentence = [], [], []
-    for i, mask in enumerate(masks):
-        h, m = np.nonzero(mask)                     # by head, then dependent
-        local_h.append(h)
-        local_m.append(m)
-        sentence.append(np.full(len(h), i, dtype=np.int64))
-    lh = np.concatenate(local_h).astype(np.int64) if masks else np.zeros(0, dtype=np.int64)
-    lm = np.concatenate(local_m).astype(np.int64) if masks else np.zeros(0, dtype=np.int64)
-    sent = np.concatenate(sentence) if masks else np.zeros(0, dtype=np.int64)
-    hs, ms = node_start[sent] + lh, node_start[sent] + lm    # batch node indices, still sorted by (h, m)
-    n_arcs = len(hs)
-    order = np.arange(n_arcs)
-    total = int(node_start[-1])
-    key = hs * total + ms
-    first_right = np.searchsorted(key, hs * total + hs, side="right")
-    right = ms > hs
-    # the kept dependents of h between h and m: a run of h's arcs
-    lo = np.where(right, first_right, order + 1)
-    hi = np.where(right, order, first_right)
-    count = 1 + hi - lo
-    if single_root:
-        count[lh == 0] = 1
-    part_end = np.cumsum(count)
-    arc_of = np.repeat(order, count)
-    j = np.arange(int(part_end[-1]) if n_arcs else 0) - (part_end - count)[arc_of]
-    ph, pm = hs[arc_of], ms[arc_of]
-    ps = np.where(j == 0, ph, ms[np.clip(lo[arc_of] + j - 1, 0, max(n_arcs - 1, 0))])
-    arc_scores = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arcs]) if len(arcs) else np.zeros(0)
-    flat_start = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes * sizes, out=flat_start[1:])
-    psent = sent[arc_of]
-    score = arc_scores[flat_start[psent] + lh[arc_of] * sizes[psent] + lm[arc_of]]
-    if len(ph):
-        score = score + np.asarray(sibling(ph, ps, pm), dtype=np.float64)
-    # per sentence: local arc numbers, local part offsets, heads by dependent
-    arcs_per = np.bincount(sent, minlength=len(sizes)).astype(np.int64)
-    arc_start = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(arcs_per, out=arc_start[1:])
-    arc_index = np.full(int(flat_start[-1]), -1, dtype=np.int64)
-    arc_index[flat_start[sent] + lh * sizes[sent] + lm] = order - arc_start[sent]
-    part_first = np.concatenate([[0], part_end]).astype(np.int64)
-    # part_start of sentence i: its arcs' first parts relative to its own first part, and its end
-    starts_local = part_first[:-1] - part_first[arc_start[sent]]
-    part_start = np.empty(n_arcs + len(sizes), dtype=np.int64)
-    slot = order + sent                              # sentence i's arcs after i earlier end markers
-    part_start[slot] = starts_local
-    ends = arc_start[1:] + np.arange(len(sizes))     # one end marker per sentence
-    part_start[ends] = part_first[arc_start[1:]] - part_first[arc_start[:-1]]
-    by_dependent = np.lexsort((lh, lm, sent))
-    head_list = lh[by_dependent]
-    head_start = np.zeros(int(node_start[-1]) + len(sizes), dtype=np.int64)
-    counts = np.bincount(node_start[sent] + lm, minlength=total)
-    for_sentence = np.repeat(np.arange(len(sizes)), sizes)
-    # sentence i's head_start block (n_i + 2 entries) starts at node_start[i] + i
-    cum = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(counts, out=cum[1:])
-    local_cum = cum[1:] - cum[node_start[for_sentence]]
-    head_start[np.arange(total) + for_sentence + 1] = local_cum
-    offsets = np.stack([flat_start[:-1], arc_start[:-1] + np.arange(len(sizes)), part_first[arc_start[:-1]],
-                        node_start[:-1] + np.arange(len(sizes)), arc_start[:-1]], axis=1)
-    return PackedParts(sizes, np.ascontiguousarray(offsets.ravel()), arc_index, part_start,
-                       ps.astype(np.int64) - node_start[psent], score, head_start, head_list.astype(np.int64))
+    if len(masks) != len(sizes) or any(np.shape(mask) != (n, n) for mask, n in zip(masks, sizes.tolist())):
+        raise ValueError("kept_parts: one (n+1) x (n+1) mask per arc score array is needed")
+    arc_scores, flat_start = pack([np.asarray(a) for a in arcs])
+    mask, _ = pack([np.asarray(m, dtype=bool) for m in masks], dtype=np.uint8)
+    arcs_per = np.zeros(len(sizes), dtype=np.int64)
+    parts_per = np.zeros(len(sizes), dtype=np.int64)
+    _siblings.count_kept_parts(mask, flat_start, sizes, bool(single_root), arcs_per, parts_per)
+    node_start, arc_start, part_first = (offsets_of(x) for x in (sizes, arcs_per, parts_per))
+    b = np.arange(len(sizes))
+    # per sentence i, where its blocks start: arc_index (n+1)^2, part_start
+    # (arcs + 1), parts, head_start (n + 2), head_list (arcs)
+    offsets = np.ascontiguousarray(np.stack(
+        [flat_start[:-1], arc_start[:-1] + b, part_first[:-1], node_start[:-1] + b, arc_start[:-1]], axis=1).ravel())
+    n_parts = int(part_first[-1])
+    arc_index = np.empty(int(flat_start[-1]), dtype=np.int64)
+    part_start = np.empty(int(arc_start[-1]) + len(sizes), dtype=np.int64)
+    part_sibling = np.empty(n_parts, dtype=np.int64)
+    score = np.empty(n_parts, dtype=np.float64)
+    ph, ps, pm = (np.empty(n_parts, dtype=np.int64) for _ in range(3))
+    head_start = np.empty(int(node_start[-1]) + len(sizes), dtype=np.int64)
+    head_list = np.empty(int(arc_start[-1]), dtype=np.int64)
+    _siblings.pack_kept_parts(mask, arc_scores, flat_start, sizes, offsets, bool(single_root), arc_index,
+                              part_start, part_sibling, score, ph, ps, pm, head_start, head_list)
+    if n_parts:
+        score += np.asarray(sibling(ph, ps, pm), dtype=np.float64)
+    return PackedParts(sizes, offsets, arc_index, part_start, part_sibling, score, head_start, head_list)
 
 
 @dataclass
