@@ -19,6 +19,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from ._lstm_step import add_inputs, update_cells
 from .dropout import SCORER_DROPOUT, check_dropout, dropout as apply_dropout
 
 
@@ -155,17 +156,14 @@ def _layer_forward(
         a = np.empty((2, k, 4 * hidden), dtype=np.float32)
         np.matmul(h[0, :k], U_half[0], out=a[0])
         np.matmul(h[1, :k], U_half[1], out=a[1])
-        a[0] += XW[0][lo:hi]
-        a[1] += XW[1][lo:hi]
+        add_inputs(a, XW[0][lo:hi], XW[1][lo:hi])
         np.tanh(a, out=a)
-        gates = a[..., :3 * hidden]
-        gates *= 0.5
-        gates += 0.5
-        i, f, o, g = (a[..., j * hidden:(j + 1) * hidden] for j in range(4))
-        c = f * c[:, :k]
-        c += i * g
+        # i, f, o = sigmoids, c = f * c + i * g, in one pass
+        new_c = np.empty((2, k, hidden), dtype=np.float32)
+        update_cells(a, c, new_c)
+        c = new_c
         h = np.tanh(c, out=Y_steps[:, lo:hi])
-        h *= o
+        h *= a[..., 2 * hidden:3 * hidden]
         if is_train:
             steps.append((rows[0, t, :k], rows[1, t, :k], a, c, h))
     Y = np.empty((n_words, 2 * hidden), dtype=np.float32)

@@ -279,25 +279,32 @@ class MSTParser(StructuredComponent):
         """
         batch, heads, labels = predictions
         docs = list(docs)
-        arrays = [np.zeros((len(doc), 2), dtype=np.uint64) for doc in docs]
-        is_space = [doc.to_array(IS_SPACE).astype(bool) for doc in docs]
+        doc_start = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum([len(doc) for doc in docs], out=doc_start[1:])
+        # every doc's (HEAD, DEP) rows in one array, filled for all sentences at once
+        rows = np.zeros((int(doc_start[-1]), 2), dtype=np.uint64)
         strings = self.vocab.strings
         label_ids = np.array([strings.add(label) for label in self.labels] or [0], dtype=np.uint64)
         root_id = np.uint64(strings.add(ROOT_LABEL))
         space_id = np.uint64(strings.add(SPACE_LABEL))
-        for (doc_i, start, end), h, lab in zip(batch.sents, heads, labels):
-            tokens = np.arange(start, end)
-            h = np.asarray(h[1:], dtype=np.int64)
+        if batch.sents:
+            sents = np.array(batch.sents, dtype=np.int64).reshape(-1, 3)
+            lengths = sents[:, 2] - sents[:, 1]
+            h = np.concatenate([np.asarray(x[1:], dtype=np.int64) for x in heads])
+            lab = np.concatenate([np.asarray(x, dtype=np.int64).reshape(-1) for x in labels])
+            first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            start = np.repeat(sents[:, 1], lengths)
+            tokens = start + np.arange(len(h)) - first                   # within the doc
+            at = np.repeat(doc_start[sents[:, 0]], lengths) + tokens     # within `rows`
+            is_space = np.concatenate([doc.to_array(IS_SPACE).astype(bool) for doc in docs])[at]
             root = h == 0
             # HEAD is the offset to the head; uint64 holds a negative one as
             # its two's complement, as spaCy's own arrays do
-            offsets = np.where(root, 0, start + h - 1 - tokens).astype(np.uint64)
-            deps = np.where(is_space[doc_i][start:end], space_id, label_ids[np.asarray(lab, dtype=np.int64)])
-            arrays[doc_i][start:end, 0] = offsets
-            arrays[doc_i][start:end, 1] = np.where(root, root_id, deps)
-        for doc, arr in zip(docs, arrays):
+            rows[at, 0] = np.where(root, 0, start + h - 1 - tokens).astype(np.uint64)
+            rows[at, 1] = np.where(root, root_id, np.where(is_space, space_id, label_ids[lab]))
+        for i, doc in enumerate(docs):
             if len(doc):
-                doc.from_array([HEAD, DEP], arr)
+                doc.from_array([HEAD, DEP], rows[doc_start[i]:doc_start[i + 1]])
 
     # ---------------------------------------------------------------- training
     def gold(self, eg: Example, index: int):
