@@ -129,3 +129,24 @@ def test_kept_arcs_are_the_k_best_heads_and_the_first_order_tree(single_root):
         Sib.kept_arcs([inputs[0], bad], 2)
     with pytest.raises(ValueError, match="at least 1"):
         Sib.kept_arcs(inputs, 0)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_pruned_parts_are_the_kept_parts_of_the_kept_arcs(single_root):
+    rng = np.random.default_rng(13)
+    sentences = [_scores(rng, int(n)) for n in rng.integers(1, 15, size=10)]
+    arcs = [a for a, _, _ in sentences]
+    offsets = np.cumsum([0] + [len(a) for a in arcs])
+    block = np.zeros((offsets[-1],) * 3)
+    for (_, sibling, _), o in zip(sentences, offsets):
+        block[o:o + len(sibling), o:o + len(sibling), o:o + len(sibling)] = sibling
+    def sibling(h, s, m):
+        return block[h, s, m]
+    for k in (1, 3, 20):
+        one_pass = Sib.pruned_parts(arcs, k, sibling, single_root)
+        two_steps = Sib.kept_parts(arcs, Sib.kept_arcs(arcs, k, single_root), sibling, single_root)
+        for field in ("sizes", "offsets", "arc_index", "part_start", "part_sibling", "part_score",
+                      "head_start", "head_list"):
+            assert np.array_equal(getattr(one_pass, field), getattr(two_steps, field)), field
+    empty = Sib.pruned_parts([], 2, sibling, single_root)
+    assert empty.n_parts == 0 and Sib.kept_argmax(empty, single_root) == []

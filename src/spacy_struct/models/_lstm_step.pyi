@@ -5,6 +5,7 @@ def add_inputs(
     gates: np.ndarray,     # (2, k, 4 hidden) float32, C-contiguous, updated in place
     forward: np.ndarray,   # (k, 4 hidden) float32: the forward direction's inputs
     backward: np.ndarray,  # (k, 4 hidden) float32: the backward direction's
+    bias: np.ndarray,      # (2, 4 hidden) float32: each direction's bias
 ) -> None: ...
 def update_cells(
     gates: np.ndarray,      # (2, k, 4 hidden) float32, tanh of the gate inputs; i, f, o made sigmoids in place

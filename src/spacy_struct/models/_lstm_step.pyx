@@ -11,21 +11,32 @@ Arrays in, arrays out.
 """
 
 
-def add_inputs(float[:, :, ::1] gates, const float[:, ::1] forward, const float[:, ::1] backward):
-    """gates[0] += forward; gates[1] += backward (each (k, 4 hidden))."""
-    cdef Py_ssize_t j
-    cdef Py_ssize_t n = forward.shape[0] * forward.shape[1]
-    cdef float* a = &gates[0, 0, 0]
-    cdef float* b = &gates[1, 0, 0]
-    cdef const float* x = &forward[0, 0]
-    cdef const float* y = &backward[0, 0]
-    if n == 0:
+def add_inputs(float[:, :, ::1] gates, const float[:, ::1] forward, const float[:, ::1] backward,
+               const float[:, ::1] bias):
+    """gates[0] += forward + bias[0]; gates[1] += backward + bias[1] (each
+    (k, 4 hidden), the bias (2, 4 hidden)); the input and its bias are summed
+    first, as when the bias is added to the whole input projection."""
+    cdef Py_ssize_t r, j
+    cdef Py_ssize_t k = forward.shape[0], width = forward.shape[1]
+    cdef float* a
+    cdef float* b
+    cdef const float* x
+    cdef const float* y
+    cdef const float* bx = &bias[0, 0]
+    cdef const float* by = &bias[1, 0]
+    if k == 0:
         return
     with nogil:
-        for j in range(n):
-            a[j] = a[j] + x[j]
-        for j in range(n):
-            b[j] = b[j] + y[j]
+        for r in range(k):
+            a = &gates[0, r, 0]
+            x = &forward[r, 0]
+            for j in range(width):
+                a[j] = a[j] + (x[j] + bx[j])
+        for r in range(k):
+            b = &gates[1, r, 0]
+            y = &backward[r, 0]
+            for j in range(width):
+                b[j] = b[j] + (y[j] + by[j])
 
 
 def update_cells(float[:, :, ::1] gates, const float[:, :, ::1] cells, float[:, :, ::1] new_cells):

@@ -139,12 +139,10 @@ def _layer_forward(
     # and halving is exact in floating point, so the loop saves a pass.
     half = np.ones(4 * hidden, dtype=np.float32)
     half[:3 * hidden] = 0.5
-    # input projection of each direction: XW[d][starts[t]:starts[t+1]] is
-    # step t's input to direction d's gates
-    XW = []
-    for d in (0, 1):
-        XW.append(X[order[d]] @ (W[d] * half))
-        XW[d] += b[d] * half
+    # input projection of each direction, without its bias (the step adds
+    # it): XW[d][starts[t]:starts[t+1]] is step t's input to direction d's gates
+    XW = [X[order[d]] @ (W[d] * half) for d in (0, 1)]
+    b_half = np.ascontiguousarray(b * half, dtype=np.float32)
     U_half = U * half
     Y_steps = np.empty((2, n_words, hidden), dtype=np.float32)
     steps = []  # (rows, gates, cell) per time step, for the backward pass
@@ -156,7 +154,7 @@ def _layer_forward(
         a = np.empty((2, k, 4 * hidden), dtype=np.float32)
         np.matmul(h[0, :k], U_half[0], out=a[0])
         np.matmul(h[1, :k], U_half[1], out=a[1])
-        add_inputs(a, XW[0][lo:hi], XW[1][lo:hi])
+        add_inputs(a, XW[0][lo:hi], XW[1][lo:hi], b_half)
         np.tanh(a, out=a)
         # i, f, o = sigmoids, c = f * c + i * g, in one pass
         new_c = np.empty((2, k, hidden), dtype=np.float32)

@@ -58,7 +58,11 @@ def _forward(model: Model, inputs: LabelerInput, is_train: bool):
             [np.zeros_like(x) for x in deps], [np.zeros_like(x) for x in heads_side], heads
         )
     D = np.concatenate([d[1:] for d in deps])
-    H = np.concatenate([hs[h[1:]] for hs, h in zip(heads_side, heads)])
+    # the head-side vectors of all sentences' nodes, and each word's head among them
+    nodes = np.concatenate(heads_side)
+    node_offsets = np.cumsum([0] + [len(hs) for hs in heads_side])
+    head_rows = np.concatenate([node_offsets[i] + h[1:] for i, h in enumerate(heads)])
+    H = nodes[head_rows]
     offsets = np.cumsum([0] + sizes)
     linear = np.concatenate([D, H], axis=1) @ W + b
     buckets = None
@@ -68,7 +72,7 @@ def _forward(model: Model, inputs: LabelerInput, is_train: bool):
     if not is_train:
         # A head has several dependents: contract V with each distinct head
         # once (about half the words) instead of with every dependent.
-        scores = _bilinear_by_head(D, heads_side, heads, V, n_labels, k) + linear
+        scores = _bilinear_by_head(D, nodes, head_rows, V, n_labels, k) + linear
         return [scores[offsets[i]:offsets[i + 1]] for i in range(len(sizes))], None
     T = (D @ V).reshape(len(D), n_labels, k)
     scores = np.einsum("mlk,mk->ml", T, H) + linear
@@ -108,14 +112,12 @@ def _forward(model: Model, inputs: LabelerInput, is_train: bool):
 HEADS_PER_CHUNK = 256
 
 
-def _bilinear_by_head(D: np.ndarray, heads_side: List[np.ndarray], heads: List[np.ndarray],
+def _bilinear_by_head(D: np.ndarray, nodes: np.ndarray, rows: np.ndarray,
                       V: np.ndarray, n_labels: int, k: int) -> np.ndarray:
-    """dep_m^T V_l head_h for every word m and its head h, V contracted once
-    per distinct head: (words, labels). Each distinct head's (k, labels)
+    """dep_m^T V_l head_h for every word m and its head h = nodes[rows[m]],
+    V contracted once per distinct head: (words, labels). Each distinct head's (k, labels)
     form is made in one product per chunk of heads; a kernel then scores
     every word against its head's form."""
-    node_offsets = np.cumsum([0] + [len(hs) for hs in heads_side])
-    rows = np.concatenate([node_offsets[i] + h[1:] for i, h in enumerate(heads)])
     # the words grouped by head, so a chunk of heads scores a run of words
     order = np.argsort(rows, kind="stable")
     distinct, form_of = np.unique(rows[order], return_inverse=True)
@@ -123,7 +125,6 @@ def _bilinear_by_head(D: np.ndarray, heads_side: List[np.ndarray], heads: List[n
     # V[a, l k + b] -> V_head[b, a labels + l]: the head side first, and
     # each form laid out (dependent side, label) for the kernel
     V_head = np.ascontiguousarray(V.reshape(k, n_labels, k).transpose(2, 0, 1).reshape(k, k * n_labels))
-    nodes = np.concatenate(heads_side)
     D_sorted = np.ascontiguousarray(D[order], dtype=np.float32)
     out = np.empty((len(D), n_labels), dtype=np.float32)
     bounds = np.searchsorted(form_of, np.arange(0, len(distinct) + HEADS_PER_CHUNK, HEADS_PER_CHUNK))

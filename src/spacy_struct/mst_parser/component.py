@@ -29,7 +29,7 @@ from ..models import ParseScores, SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, component_factory, training_ranges
 from ..structs import NoLegalStructureError
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
-from ..structs.siblings import SiblingTrees, kept_arcs, kept_parts
+from ..structs.siblings import SiblingTrees, pruned_parts
 
 ROOT_LABEL = "ROOT"
 #: the label of a whitespace token's arc, as spaCy's parser writes it
@@ -226,8 +226,7 @@ class MSTParser(StructuredComponent):
         if not self._all_parts:
             single_root = not self.cfg["multi_root"]
             arcs = self.mask_whitespace(batch, scores.arcs)
-            masks = kept_arcs(arcs, self.cfg["kept_heads"], single_root)
-            parts = kept_parts(arcs, masks, scores.siblings.part_scorer(), single_root)
+            parts = pruned_parts(arcs, self.cfg["kept_heads"], scores.siblings.part_scorer(), single_root)
             return self.structure.kept_argmax(parts)
         heads: List[np.ndarray] = []
         sizes = [(end - start + 1) ** 3 for _, start, end in batch.sents]

@@ -241,40 +241,12 @@ def kept_arcs(arcs: Sequence[np.ndarray], k: int, single_root: bool = True) -> L
     arcs: per sentence, (n+1, n+1) first-order scores (row head, column dependent).
     k: heads kept per word (at least 1).
     """
-    k = check_int(k, "kept heads")
-    if k < 1:
-        raise ValueError(f"kept heads must be at least 1, got {k}")
     if not len(arcs):
+        check_kept_heads(k)
         return []
-    arrays = [np.asarray(A) for A in arcs]
-    for i, A in enumerate(arrays):
-        if A.dtype.kind not in "iuf":
-            check_scores(A, "arcs", 2, i, False)
-        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
-            raise ValueError(f"arcs (batch item {i}) must be (n+1) x (n+1), got shape {A.shape}")
-    flat, offsets = pack(arrays)
-    if np.isnan(flat).any() or np.isposinf(flat).any():
-        for i, A in enumerate(arrays):
-            check_scores(A, "arcs", 2, i, False)
-    sizes = np.array([A.shape[0] for A in arrays], dtype=np.int64)
-    # no arc into the root, none from a word to itself
-    nodes = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.arange(int(sizes.sum())) - np.repeat(offsets_of(sizes)[:-1], sizes)
-    flat[offsets[nodes] + local * sizes[nodes]] = -np.inf
-    flat[offsets[nodes] + local * (sizes[nodes] + 1)] = -np.inf
-    heads, head_offsets = packed_argmax(_dependency.eisner_batch, flat, offsets, sizes, single_root,
-                                        "projective tree")
-    mask = np.empty(len(flat), dtype=np.uint8)
-    _siblings.kept_arc_masks_batch(flat, offsets, sizes, k, heads, head_offsets, mask)
+    _, offsets, sizes, mask = _kept_arc_mask(arcs, k, single_root)
     mask = mask.view(bool)
     return [mask[offsets[i]:offsets[i + 1]].reshape(n, n) for i, n in enumerate(sizes.tolist())]
-
-
-def offsets_of(sizes: np.ndarray) -> np.ndarray:
-    """Where each of consecutive blocks of these sizes starts, and the end."""
-    out = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=out[1:])
-    return out
 
 
 def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling: PartScorer,
@@ -295,6 +267,67 @@ def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling:
         raise ValueError("kept_parts: one (n+1) x (n+1) mask per arc score array is needed")
     arc_scores, flat_start = pack([np.asarray(a) for a in arcs])
     mask, _ = pack([np.asarray(m, dtype=bool) for m in masks], dtype=np.uint8)
+    return _pack_parts(arc_scores, flat_start, sizes, mask, sibling, single_root)
+
+
+def pruned_parts(arcs: Sequence[np.ndarray], k: int, sibling: PartScorer,
+                 single_root: bool = True) -> "PackedParts":
+    """`kept_parts(arcs, kept_arcs(arcs, k, single_root), sibling,
+    single_root)` in one pass over the packed scores: what the parser
+    decodes at prediction."""
+    if not len(arcs):
+        check_kept_heads(k)
+        return kept_parts([], [], sibling, single_root)
+    flat, offsets, sizes, mask = _kept_arc_mask(arcs, k, single_root)
+    # the root's column and the diagonal are -inf in flat now; no part reads them
+    return _pack_parts(flat, offsets, sizes, mask, sibling, single_root)
+
+
+def check_kept_heads(k: object) -> int:
+    """k as an int, or a clear error when it is not an integer >= 1."""
+    k = check_int(k, "kept heads")
+    if k < 1:
+        raise ValueError(f"kept heads must be at least 1, got {k}")
+    return k
+
+
+def _kept_arc_mask(arcs: Sequence[np.ndarray], k: int, single_root: bool):
+    """The checked arc scores packed (float64, with -inf for arcs into the
+    root and from a word to itself), their offsets and sizes, and the uint8
+    mask of the kept arcs in the same layout."""
+    k = check_kept_heads(k)
+    arrays = [np.asarray(A) for A in arcs]
+    for i, A in enumerate(arrays):
+        if A.dtype.kind not in "iuf":
+            check_scores(A, "arcs", 2, i, False)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
+            raise ValueError(f"arcs (batch item {i}) must be (n+1) x (n+1), got shape {A.shape}")
+    flat, offsets = pack(arrays)
+    if np.isnan(flat).any() or np.isposinf(flat).any():
+        for i, A in enumerate(arrays):
+            check_scores(A, "arcs", 2, i, False)
+    sizes = np.array([A.shape[0] for A in arrays], dtype=np.int64)
+    nodes = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(int(sizes.sum())) - np.repeat(offsets_of(sizes)[:-1], sizes)
+    flat[offsets[nodes] + local * sizes[nodes]] = -np.inf
+    flat[offsets[nodes] + local * (sizes[nodes] + 1)] = -np.inf
+    heads, head_offsets = packed_argmax(_dependency.eisner_batch, flat, offsets, sizes, single_root,
+                                        "projective tree")
+    mask = np.empty(len(flat), dtype=np.uint8)
+    _siblings.kept_arc_masks_batch(flat, offsets, sizes, k, heads, head_offsets, mask)
+    return flat, offsets, sizes, mask
+
+
+def offsets_of(sizes: np.ndarray) -> np.ndarray:
+    """Where each of consecutive blocks of these sizes starts, and the end."""
+    out = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
+
+
+def _pack_parts(arc_scores: np.ndarray, flat_start: np.ndarray, sizes: np.ndarray, mask: np.ndarray,
+                sibling: PartScorer, single_root: bool) -> "PackedParts":
+    """`kept_parts` from packed float64 arc scores and a uint8 mask in their layout."""
     arcs_per = np.zeros(len(sizes), dtype=np.int64)
     parts_per = np.zeros(len(sizes), dtype=np.int64)
     _siblings.count_kept_parts(mask, flat_start, sizes, bool(single_root), arcs_per, parts_per)
