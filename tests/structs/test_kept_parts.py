@@ -15,6 +15,19 @@ def _scores(rng, n):
     return arcs, sibling, arcs[:, None, :] + sibling
 
 
+def _batch(rng, size):
+    """Random sentences (`_scores`), their arc arrays, and one block of
+    sibling scores indexed by batch node numbers (sentence i's node j is
+    the sum of the earlier sentences' n+1, plus j)."""
+    sentences = [_scores(rng, int(n)) for n in rng.integers(1, 15, size=size)]
+    arcs = [a for a, _, _ in sentences]
+    offsets = np.cumsum([0] + [len(a) for a in arcs])
+    block = np.zeros((offsets[-1],) * 3)
+    for (_, sibling, _), o in zip(sentences, offsets):
+        block[o:o + len(sibling), o:o + len(sibling), o:o + len(sibling)] = sibling
+    return sentences, arcs, block
+
+
 @pytest.mark.parametrize("single_root", [True, False])
 def test_with_every_head_kept_the_pruned_decoders_equal_the_full_ones(single_root):
     rng = np.random.default_rng(3)
@@ -31,13 +44,7 @@ def test_with_every_head_kept_the_pruned_decoders_equal_the_full_ones(single_roo
 
 @pytest.mark.parametrize("single_root", [True, False])
 def test_a_batch_is_decoded_as_its_sentences_one_by_one(single_root):
-    rng = np.random.default_rng(6)
-    sentences = [_scores(rng, int(n)) for n in rng.integers(1, 15, size=12)]
-    arcs = [a for a, _, _ in sentences]
-    offsets = np.cumsum([0] + [len(a) for a in arcs])
-    block = np.zeros((offsets[-1],) * 3)
-    for (_, sibling, _), o in zip(sentences, offsets):
-        block[o:o + len(sibling), o:o + len(sibling), o:o + len(sibling)] = sibling
+    sentences, arcs, block = _batch(np.random.default_rng(6), 12)
     masks = Sib.kept_arcs(arcs, 3, single_root)
     batch = Sib.kept_argmax(Sib.kept_parts(arcs, masks, lambda h, s, m: block[h, s, m], single_root), single_root)
     for a, (_, sibling, _), mask, heads in zip(arcs, sentences, masks, batch):
@@ -133,13 +140,8 @@ def test_kept_arcs_are_the_k_best_heads_and_the_first_order_tree(single_root):
 
 @pytest.mark.parametrize("single_root", [True, False])
 def test_pruned_parts_are_the_kept_parts_of_the_kept_arcs(single_root):
-    rng = np.random.default_rng(13)
-    sentences = [_scores(rng, int(n)) for n in rng.integers(1, 15, size=10)]
-    arcs = [a for a, _, _ in sentences]
-    offsets = np.cumsum([0] + [len(a) for a in arcs])
-    block = np.zeros((offsets[-1],) * 3)
-    for (_, sibling, _), o in zip(sentences, offsets):
-        block[o:o + len(sibling), o:o + len(sibling), o:o + len(sibling)] = sibling
+    _, arcs, block = _batch(np.random.default_rng(13), 10)
+
     def sibling(h, s, m):
         return block[h, s, m]
     for k in (1, 3, 20):

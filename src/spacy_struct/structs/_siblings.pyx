@@ -816,7 +816,8 @@ def kept_arc_masks_batch(const double[::1] flat, const int64_t[::1] offsets, con
     cdef const double* A
     cdef uint8_t* out
     cdef double x
-    cdef int64_t* best = <int64_t*> malloc(max(k, 1) * sizeof(int64_t))
+    # no sentence keeps more heads per word than it has nodes
+    cdef int64_t* best = <int64_t*> malloc(max(min(k, largest(sizes)), 1) * sizeof(int64_t))
     if best == NULL:
         raise MemoryError()
     with nogil:
