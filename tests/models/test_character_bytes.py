@@ -63,11 +63,23 @@ def test_a_model_built_with_spacys_layer_loads_into_ours_and_back(docs):
         np.testing.assert_allclose(y, z, rtol=1e-6)
 
 
-def test_the_byte_table_stays_bounded(docs, monkeypatch):
+def test_the_byte_table_stays_bounded(monkeypatch):
     monkeypatch.setattr(character_bytes, "MAX_CACHED_WORDS", 4)
     monkeypatch.setattr(character_bytes, "_BYTE_ROWS", {})
-    rows = byte_rows(docs, 8)
-    assert len(character_bytes._BYTE_ROWS[8]) <= len(set(WORDS))
-    again = byte_rows(docs[:1], 8)
-    assert np.array_equal(again, rows[:len(docs[0])])
-    assert np.array_equal(byte_rows(docs, 8), rows)
+    nlp = spacy.blank("en")
+    first, second = Doc(nlp.vocab, words=["one", "two", "three"]), Doc(nlp.vocab, words=["four", "five", "six"])
+    rows = byte_rows([first], 8)
+    assert set(character_bytes._BYTE_ROWS[8]) == {t.orth for t in first}
+    # three more words would make six: the table is cleared and holds the new ones
+    byte_rows([second], 8)
+    assert set(character_bytes._BYTE_ROWS[8]) == {t.orth for t in second}
+    assert np.array_equal(byte_rows([first], 8), rows)
+
+
+def test_docs_of_other_vocabularies_and_no_docs():
+    docs = [Doc(spacy.blank("en").vocab, words=["alpha", "beta"]), Doc(spacy.blank("en").vocab, words=["gamma"])]
+    expected = np.concatenate([doc.to_utf8_array(nr_char=8) for doc in docs])
+    assert np.array_equal(byte_rows(docs, 8), expected)
+    layer = cached_character_embed(nM=3, nC=8)
+    layer.initialize()
+    assert layer([], is_train=False)[0] == []

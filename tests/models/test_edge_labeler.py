@@ -47,3 +47,12 @@ def test_the_form_kernel_is_each_word_times_its_heads_form():
     out = np.empty((10, 3), dtype=np.float32)
     scores_from_forms(forms, D, form_of, out)
     np.testing.assert_allclose(out, np.einsum("wa,wal->wl", D, forms[form_of]), rtol=1e-5, atol=1e-5)
+
+
+def test_float64_inputs_are_scored_as_float32():
+    rng = np.random.default_rng(5)
+    labeler, (deps, heads_side, heads) = _labeler_and_inputs(rng)
+    wide = ([d.astype(np.float64) for d in deps], [h.astype(np.float64) for h in heads_side], heads)
+    narrow, _ = labeler((deps, heads_side, heads), is_train=False)
+    for w, n in zip(labeler(wide, is_train=False)[0], narrow):
+        np.testing.assert_allclose(w, n, rtol=1e-4, atol=1e-4)

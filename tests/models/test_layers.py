@@ -120,3 +120,11 @@ def test_bilstm_output_is_the_lstm_definition_in_both_directions():
         forward = _reference_lstm_direction(x, W[0], U[0], b[0])
         backward = _reference_lstm_direction(x[::-1], W[1], U[1], b[1])[::-1]
         np.testing.assert_allclose(y, np.concatenate([forward, backward], axis=1), rtol=1e-4, atol=1e-5)
+
+
+def test_bilstm_takes_float64_inputs():
+    model, X, _ = _model_and_inputs(depth=1)
+    Y, _ = model(X, is_train=False)
+    Y64, _ = model([x.astype("d") for x in X], is_train=False)
+    for y, y64 in zip(Y, Y64):
+        np.testing.assert_allclose(y, y64, rtol=1e-5, atol=1e-6)

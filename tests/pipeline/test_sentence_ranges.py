@@ -40,3 +40,10 @@ def test_ranges_are_spacys_sentences_with_whitespace_joined():
         assert sentence_ranges(doc, 100, 100) == _reference(doc)
         checked += 1
     assert checked > 150
+
+
+def test_a_sentence_hook_defines_the_sentences():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=["a", "b", "c", "d"], sent_starts=[True, False, True, False])
+    doc.user_hooks["sents"] = lambda d: iter([d[0:4]])
+    assert sentence_ranges(doc, 100, 100) == [(0, 4)]

@@ -152,3 +152,26 @@ def test_pruned_parts_are_the_kept_parts_of_the_kept_arcs(single_root):
             assert np.array_equal(getattr(one_pass, field), getattr(two_steps, field)), field
     empty = Sib.pruned_parts([], 2, sibling, single_root)
     assert empty.n_parts == 0 and Sib.kept_argmax(empty, single_root) == []
+
+
+def test_masks_that_keep_impossible_arcs_and_scores_that_are_nan_where_no_arc_is():
+    rng = np.random.default_rng(14)
+    _, arcs, block = _batch(rng, 4)
+    def sibling(h, s, m):
+        return block[h, s, m]
+    masks = Sib.kept_arcs(arcs, 3)
+    # arcs into the root and from a word to itself are dropped from any mask
+    loose = [m.copy() for m in masks]
+    for m in loose:
+        m[:, 0] = True
+        np.fill_diagonal(m, True)
+    a, b = Sib.kept_parts(arcs, loose, sibling), Sib.kept_parts(arcs, masks, sibling)
+    assert np.array_equal(a.part_score, b.part_score) and np.array_equal(a.arc_index, b.arc_index)
+    # NaN where no tree reads the score is not an error; where one can, it is
+    odd = [A.copy() for A in arcs]
+    odd[0][1, 1] = np.nan
+    odd[0][2, 0] = np.inf
+    assert all(np.array_equal(x, y) for x, y in zip(Sib.kept_arcs(odd, 3), masks))
+    odd[0][0, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Sib.kept_arcs(odd, 3)

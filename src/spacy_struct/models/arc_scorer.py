@@ -167,17 +167,24 @@ def _forward(model: Model, sent_vecs: List[Floats2d], is_train: bool):
     lab_dep, lab_head = act[:, 2 * a:2 * a + k], act[:, 2 * a + k:2 * a + 2 * k]
     sib = 2 * a + 2 * k  # first column of the sibling views
     siblings = [] if sw else None
-    # the head side of the biaffine form for every node in two products,
-    # not two per sentence
-    head_U, head_u = arc_head @ U, arc_head @ u
+    # At prediction the head side of the biaffine form is made for every
+    # node in two products, not two per sentence. The sums then run in
+    # another order (equal up to float rounding), so training keeps the
+    # per-sentence products and learns exactly as it did.
+    head_U, head_u = (None, None) if is_train else (arc_head @ U, arc_head @ u)
 
     arcs, label_dep, label_head, cached = [], [], [], []
     for i in range(len(sent_vecs)):
         lo, hi = offsets[i], offsets[i + 1]
-        HU, D = head_U[lo:hi], arc_dep[lo:hi]
+        D = arc_dep[lo:hi]
+        if is_train:
+            H = arc_head[lo:hi]
+            HU, Hu = H @ U, H @ u
+        else:
+            HU, Hu = head_U[lo:hi], head_u[lo:hi]
         buckets = distance_buckets(hi - lo)
         scores = HU @ D.T
-        scores += head_u[lo:hi, None]
+        scores += Hu[:, None]
         scores += dist[buckets]
         arcs.append(scores)
         cached.append((HU, buckets))

@@ -141,9 +141,9 @@ def _layer_forward(
     half[:3 * hidden] = 0.5
     # input projection of each direction, without its bias (the step adds
     # it): XW[d][starts[t]:starts[t+1]] is step t's input to direction d's gates
-    XW = [X[order[d]] @ (W[d] * half) for d in (0, 1)]
+    XW = [np.ascontiguousarray(X[order[d]] @ (W[d] * half), dtype=np.float32) for d in (0, 1)]
     b_half = np.ascontiguousarray(b * half, dtype=np.float32)
-    U_half = U * half
+    U_half = (U * half).astype(np.float32, copy=False)
     Y_steps = np.empty((2, n_words, hidden), dtype=np.float32)
     steps = []  # (rows, gates, cell) per time step, for the backward pass
     h = np.zeros((2, running[0], hidden), dtype=np.float32)

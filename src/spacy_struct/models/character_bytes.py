@@ -56,15 +56,24 @@ def byte_rows(docs: List[Doc], n_bytes: int) -> np.ndarray:
     table = _BYTE_ROWS.setdefault(n_bytes, {})
     if len(table) + len(distinct) > MAX_CACHED_WORDS:
         table.clear()
-    strings = docs[0].vocab.strings
+    # the docs' string stores (usually one vocab), for the words not in the table
+    stores = list({id(doc.vocab): doc.vocab.strings for doc in docs}.values())
     rows = []
     for orth in distinct.tolist():
         row = table.get(orth)
         if row is None:
-            row = table[orth] = utf8_row(strings[orth], n_bytes)
+            row = table[orth] = utf8_row(_string_of(orth, stores), n_bytes)
         rows.append(row)
     ids = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(distinct), n_bytes)
     return ids[inverse.reshape(-1)]
+
+
+def _string_of(orth: int, stores) -> str:
+    """The string of a hash in the first of the string stores that holds it."""
+    for strings in stores:
+        if orth in strings:
+            return strings[orth]
+    raise KeyError(f"no string for the hash {orth} in the docs' vocabularies")
 
 
 def cached_character_embed(nM: int, nC: int) -> Model[List[Doc], List[Floats2d]]:
@@ -82,6 +91,8 @@ def cached_character_embed(nM: int, nC: int) -> Model[List[Doc], List[Floats2d]]
 def _forward(model: Model, docs: List[Doc], is_train: bool):
     E = model.get_param("E")
     nC, nM, nO = model.get_dim("nC"), model.get_dim("nM"), model.get_dim("nO")
+    if not docs:
+        return [], lambda d_output: []
     ids = byte_rows(docs, nC)
     columns = np.arange(nC)
     # output[w, j] = E[j, ids[w, j]]: byte position j has its own table

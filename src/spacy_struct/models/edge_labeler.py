@@ -129,7 +129,8 @@ def _bilinear_by_head(D: np.ndarray, nodes: np.ndarray, rows: np.ndarray,
     out = np.empty((len(D), n_labels), dtype=np.float32)
     bounds = np.searchsorted(form_of, np.arange(0, len(distinct) + HEADS_PER_CHUNK, HEADS_PER_CHUNK))
     for c, first in enumerate(range(0, len(distinct), HEADS_PER_CHUNK)):
-        forms = (nodes[distinct[first:first + HEADS_PER_CHUNK]] @ V_head).reshape(-1, k, n_labels)
+        forms = np.ascontiguousarray(nodes[distinct[first:first + HEADS_PER_CHUNK]] @ V_head,
+                                     dtype=np.float32).reshape(-1, k, n_labels)
         a, b = bounds[c], bounds[c + 1]
         scores_from_forms(forms, D_sorted[a:b], form_of[a:b] - first, out[a:b])
     scores = np.empty_like(out)

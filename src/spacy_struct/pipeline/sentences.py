@@ -104,6 +104,9 @@ def sentence_ranges(
         if not by_rule and len(doc) <= min(max_unsegmented_length, max_sentence_length):
             return [(0, len(doc))]
         return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
+    if "sents" in doc.user_hooks:  # sentences a user's hook defines
+        ranges = join_whitespace_ranges(doc, [(sent.start, sent.end) for sent in doc.sents])
+        return cap_ranges(doc, ranges, max_sentence_length)
     # the doc's sentences from its arrays (what doc.sents gives, without a
     # Span per sentence): a sentence starts at token 0 and at each start flag
     flags = doc.to_array([SENT_START, IS_SPACE])

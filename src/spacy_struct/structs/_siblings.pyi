@@ -68,3 +68,28 @@ def kept_arc_masks_batch(
     head_offsets: np.ndarray,  # (B + 1,) int64
     mask: np.ndarray,          # packed (n+1)^2 uint8 output, laid out as flat
 ) -> None: ...
+def count_kept_parts(
+    mask: np.ndarray,          # packed (n+1)^2 uint8: the kept arcs, row head, column dependent
+    flat_start: np.ndarray,    # (B + 1,) int64: where each sentence's mask starts
+    sizes: np.ndarray,         # (B,) int64: n + 1 per sentence
+    single_root: bool,
+    arcs_per: np.ndarray,      # (B,) int64 output: kept arcs per sentence
+    parts_per: np.ndarray,     # (B,) int64 output: their parts
+) -> None: ...
+def pack_kept_parts(
+    mask: np.ndarray,          # as in count_kept_parts
+    arc_scores: np.ndarray,    # packed (n+1)^2 float64, laid out as mask
+    flat_start: np.ndarray,
+    sizes: np.ndarray,
+    offsets: np.ndarray,       # (5 B,) int64: PackedParts.offsets from the counts
+    single_root: bool,
+    arc_index: np.ndarray,     # outputs: the PackedParts arrays ...
+    part_start: np.ndarray,
+    part_sibling: np.ndarray,
+    part_score: np.ndarray,    # the arc's score of each part (the caller adds the sibling term)
+    part_h: np.ndarray,        # (parts,) int64 output: head, sibling and dependent of each part,
+    part_s: np.ndarray,        # as batch node numbers
+    part_m: np.ndarray,
+    head_start: np.ndarray,
+    head_list: np.ndarray,
+) -> None: ...

@@ -267,6 +267,8 @@ def kept_parts(arcs: Sequence[np.ndarray], masks: Sequence[np.ndarray], sibling:
         raise ValueError("kept_parts: one (n+1) x (n+1) mask per arc score array is needed")
     arc_scores, flat_start = pack([np.asarray(a) for a in arcs])
     mask, _ = pack([np.asarray(m, dtype=bool) for m in masks], dtype=np.uint8)
+    # no tree has an arc into the root or from a word to itself
+    mask[impossible_arcs(flat_start, sizes)] = 0
     return _pack_parts(arc_scores, flat_start, sizes, mask, sibling, single_root)
 
 
@@ -303,19 +305,26 @@ def _kept_arc_mask(arcs: Sequence[np.ndarray], k: int, single_root: bool):
         if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
             raise ValueError(f"arcs (batch item {i}) must be (n+1) x (n+1), got shape {A.shape}")
     flat, offsets = pack(arrays)
-    if np.isnan(flat).any() or np.isposinf(flat).any():
-        for i, A in enumerate(arrays):
-            check_scores(A, "arcs", 2, i, False)
     sizes = np.array([A.shape[0] for A in arrays], dtype=np.int64)
-    nodes = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.arange(int(sizes.sum())) - np.repeat(offsets_of(sizes)[:-1], sizes)
-    flat[offsets[nodes] + local * sizes[nodes]] = -np.inf
-    flat[offsets[nodes] + local * (sizes[nodes] + 1)] = -np.inf
+    flat[impossible_arcs(offsets, sizes)] = -np.inf
+    # NaN or +inf where an arc can be is an error (in the root's column or
+    # on the diagonal it is never read)
+    if np.isnan(flat).any() or np.isposinf(flat).any():
+        for i, n in enumerate(sizes.tolist()):
+            check_scores(flat[offsets[i]:offsets[i + 1]].reshape(n, n), "arcs", 2, i, False)
     heads, head_offsets = packed_argmax(_dependency.eisner_batch, flat, offsets, sizes, single_root,
                                         "projective tree")
     mask = np.empty(len(flat), dtype=np.uint8)
     _siblings.kept_arc_masks_batch(flat, offsets, sizes, k, heads, head_offsets, mask)
     return flat, offsets, sizes, mask
+
+
+def impossible_arcs(offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Positions, in packed (n+1) x (n+1) arrays starting at `offsets`, of
+    the arcs no tree has: into the root (column 0) and from a word to itself."""
+    nodes = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(int(sizes.sum())) - np.repeat(offsets_of(sizes)[:-1], sizes)
+    return np.concatenate([offsets[nodes] + local * sizes[nodes], offsets[nodes] + local * (sizes[nodes] + 1)])
 
 
 def offsets_of(sizes: np.ndarray) -> np.ndarray:
