@@ -156,7 +156,7 @@ def _layer_forward(
         np.matmul(h[1, :k], U_half[1], out=a[1])
         add_inputs(a, XW[0][lo:hi], XW[1][lo:hi], b_half)
         np.tanh(a, out=a)
-        # i, f, o = sigmoids, c = f * c + i * g, in one pass
+        # i, f, o = sigmoids, c = f * c + i * g, in one kernel call
         new_c = np.empty((2, k, hidden), dtype=np.float32)
         update_cells(a, c, new_c)
         c = new_c
