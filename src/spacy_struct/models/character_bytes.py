@@ -15,7 +15,6 @@ from typing import Dict, List
 
 import numpy as np
 from spacy.attrs import ORTH
-from spacy.ml import _character_embed
 from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d
@@ -82,10 +81,16 @@ def cached_character_embed(nM: int, nC: int) -> Model[List[Doc], List[Floats2d]]
     return Model(
         "charembed",
         _forward,
-        init=_character_embed.init,
+        init=_init,
         dims={"nM": nM, "nC": nC, "nO": nM * nC, "nV": 256},
         params={"E": None},
     )
+
+
+def _init(model: Model, X=None, Y=None) -> Model:
+    """A table of zeros per byte position, as spaCy's layer starts."""
+    model.set_param("E", model.ops.alloc3f(model.get_dim("nC"), model.get_dim("nV"), model.get_dim("nM")))
+    return model
 
 
 def _forward(model: Model, docs: List[Doc], is_train: bool):
