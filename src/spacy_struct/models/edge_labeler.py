@@ -120,8 +120,13 @@ def _bilinear_by_head(D: np.ndarray, nodes: np.ndarray, rows: np.ndarray,
     every word against its head's form."""
     # the words grouped by head, so a chunk of heads scores a run of words
     order = np.argsort(rows, kind="stable")
-    distinct, form_of = np.unique(rows[order], return_inverse=True)
-    form_of = form_of.astype(np.int64)
+    sorted_rows = rows[order]
+    # each run of one head in the sorted rows is one form
+    new_head = np.empty(len(sorted_rows), dtype=bool)
+    new_head[:1] = True
+    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=new_head[1:])
+    distinct = sorted_rows[new_head]
+    form_of = np.cumsum(new_head, dtype=np.int64) - 1
     # V[a, l k + b] -> V_head[b, a labels + l]: the head side first, and
     # each form laid out (dependent side, label) for the kernel
     V_head = np.ascontiguousarray(V.reshape(k, n_labels, k).transpose(2, 0, 1).reshape(k, k * n_labels))

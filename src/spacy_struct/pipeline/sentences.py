@@ -104,15 +104,16 @@ def sentence_ranges(
         if not by_rule and len(doc) <= min(max_unsegmented_length, max_sentence_length):
             return [(0, len(doc))]
         return rule_ranges(doc, min(max_unsegmented_length, max_sentence_length))
-    if "sents" in doc.user_hooks:  # sentences a user's hook defines
-        ranges = join_whitespace_ranges(doc, [(sent.start, sent.end) for sent in doc.sents])
-        return cap_ranges(doc, ranges, max_sentence_length)
-    # the doc's sentences from its arrays (what doc.sents gives, without a
-    # Span per sentence): a sentence starts at token 0 and at each start flag
     flags = doc.to_array([SENT_START, IS_SPACE])
-    starts = np.flatnonzero(flags[:, 0] == 1)
-    starts = np.concatenate([[0], starts[starts > 0]]).tolist()
-    ranges = join_whitespace_ranges(doc, list(zip(starts, starts[1:] + [len(doc)])), flags[:, 1].astype(bool))
+    if "sents" in doc.user_hooks:  # sentences a user's hook defines
+        ranges = [(sent.start, sent.end) for sent in doc.sents]
+    else:
+        # the doc's sentences from its arrays (what doc.sents gives, without
+        # a Span per sentence): a sentence starts at token 0 and at each flag
+        starts = np.flatnonzero(flags[:, 0] == 1)
+        starts = np.concatenate([[0], starts[starts > 0]]).tolist()
+        ranges = list(zip(starts, starts[1:] + [len(doc)]))
+    ranges = join_whitespace_ranges(doc, ranges, flags[:, 1].astype(bool))
     return cap_ranges(doc, ranges, max_sentence_length)
 
 

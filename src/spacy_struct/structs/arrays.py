@@ -129,15 +129,23 @@ def check_mask(
     return np.ascontiguousarray(np.broadcast_to(mask != 0, shape), dtype=np.uint8)
 
 
+def offsets_of(sizes: Sequence[int]) -> np.ndarray:
+    """Where each of consecutive blocks of these sizes starts, and the end
+    (len(sizes) + 1 int64 offsets)."""
+    out = np.zeros(len(sizes) + 1, dtype=np.int64)
+    if len(sizes):
+        np.cumsum(sizes, out=out[1:])
+    return out
+
+
 def pack(arrays: Sequence[np.ndarray], dtype=np.float64) -> Tuple[np.ndarray, np.ndarray]:
     """Concatenate arrays into one flat buffer plus start offsets (len + 1).
 
     One numpy call does the copying, so a batch costs no per-element Python
     work, and the Cython core loops over sentences with the GIL released.
     """
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    offsets = offsets_of([a.size for a in arrays])
     if arrays:
-        np.cumsum([a.size for a in arrays], out=offsets[1:])
         flat = np.concatenate([a.ravel() for a in arrays]).astype(dtype, copy=False)
     else:
         flat = np.zeros(0, dtype=dtype)

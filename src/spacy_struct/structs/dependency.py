@@ -49,6 +49,7 @@ from .arrays import (
     NoLegalStructureError,
     as_batch,
     check_scores,
+    offsets_of,
     pack,
     per_item,
     unbatch,
@@ -91,8 +92,7 @@ def packed_argmax(kernel, flat: np.ndarray, offsets: np.ndarray, sizes: np.ndarr
         sentence's start (len(sizes) + 1 offsets).
     Raises NoLegalStructureError naming the first sentence without a tree.
     """
-    head_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=head_offsets[1:])
+    head_offsets = offsets_of(sizes)
     heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
     failed = np.zeros(len(sizes), dtype=np.uint8)
     kernel(flat, offsets, sizes, bool(single_root), heads, head_offsets, failed)

@@ -44,6 +44,7 @@ from .arrays import (
     as_batch,
     check_int,
     check_scores,
+    offsets_of,
     pack,
     per_item,
     unbatch,
@@ -138,8 +139,7 @@ def sibling_eisner(scores, single_root: bool = True):
 def _decode(arrays: List[np.ndarray], single: bool, single_root: bool):
     flat, offsets = pack(arrays)
     sizes = _sizes(arrays)
-    head_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=head_offsets[1:])
+    head_offsets = offsets_of(sizes)
     heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
     failed = np.zeros(len(arrays), dtype=np.uint8)
     _siblings.sibling_eisner_batch(flat, offsets, sizes, bool(single_root), heads, head_offsets, failed)
@@ -327,13 +327,6 @@ def impossible_arcs(offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([offsets[nodes] + local * sizes[nodes], offsets[nodes] + local * (sizes[nodes] + 1)])
 
 
-def offsets_of(sizes: np.ndarray) -> np.ndarray:
-    """Where each of consecutive blocks of these sizes starts, and the end."""
-    out = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=out[1:])
-    return out
-
-
 def _pack_parts(arc_scores: np.ndarray, flat_start: np.ndarray, sizes: np.ndarray, mask: np.ndarray,
                 sibling: PartScorer, single_root: bool) -> "PackedParts":
     """`kept_parts` from packed float64 arc scores and a uint8 mask in their layout."""
@@ -404,8 +397,7 @@ def kept_argmax(parts: PackedParts, single_root: bool = True, projective: bool =
     sizes = parts.sizes
     if not len(sizes):
         return []
-    head_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=head_offsets[1:])
+    head_offsets = offsets_of(sizes)
     heads = np.full(int(head_offsets[-1]), -1, dtype=np.int64)
     failed = np.zeros(len(sizes), dtype=np.uint8)
     arrays = (sizes, parts.offsets, parts.arc_index, parts.part_start, parts.part_sibling, parts.part_score,
