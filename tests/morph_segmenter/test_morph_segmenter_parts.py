@@ -528,7 +528,7 @@ def test_the_bench_scores_any_segmenter_and_measures_the_agreement_cue(tmp_path)
     assert "2 pairs" in cue and "50.0%" in cue
 
 
-def test_the_bench_scores_the_consensus_of_chains_and_the_first_chain_as_its_control(tmp_path):
+def test_the_bench_scores_the_consensus_of_chains_and_the_first_chain_as_its_control(tmp_path, capsys):
     from dataclasses import replace
 
     from spacy_struct.morph_segmenter.model import MorphModel, MorphSettings
@@ -544,6 +544,11 @@ def test_the_bench_scores_the_consensus_of_chains_and_the_first_chain_as_its_con
     settings = {"max_prefixes": 0, "n_tags": 2, "chains": 3}
     rows = run_ours(text, refs, "pos", [9], 3, settings=settings, tune=False)
     assert list(rows) == ["basic", "pos", "pos, unsettled", "pos, one chain"]
+    # its progress, a line per seed, chain and stage, on stderr (a set runs for up to hours)
+    progress = capsys.readouterr().err
+    for line in ("seed 9 (1 of 1)", "seed 9: chain 1 of 3", "seed 9: chain 3 of 3", "seed 9: stage basic learned",
+                 "seed 9: stage pos learned"):
+        assert line in progress
     # the stage rows score the consensus the component keeps; the control, the seed's own single run
     configured = MorphSettings(stage="pos", sweeps=3, seed=9, **settings)
     for chains, label in ((3, "pos"), (1, "pos, one chain")):

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -60,6 +61,12 @@ SETS = {
     "word-mon": ("word", "mon"),
     "htb": ("ud", "he_htb"),
 }
+
+
+def say(text: str) -> None:
+    """A progress line on stderr: a set takes minutes to hours, and the
+    tables are written only at its end."""
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def _form(word: str) -> str:
@@ -384,7 +391,9 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
     speeds: Dict[str, List[float]] = {}
     gold = {form: Morphs(morphs) for form, morphs in (clamped or {}).items()}
     choices: Counter = Counter()
-    for seed in seeds:
+    for number, seed in enumerate(seeds, 1):
+        say(f"  seed {seed} ({number} of {len(seeds)})" + (": choosing the settings by the text's code length"
+                                                           if tune else ""))
         start = time.perf_counter()
         scoring = [0.0]
         configured = MorphSettings(stage=last_stage, sweeps=sweeps, seed=seed, **(settings or {}))
@@ -395,6 +404,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         model = MorphModel(tuned.settings if tuned else configured)
 
         def stage_end(stage: str, snapshot: MorphModel) -> None:
+            say(f"  seed {seed}: stage {stage} learned, {time.perf_counter() - start:.0f} s")
             row = rows.setdefault(stage, Row(stage))
             row.seconds.append(time.perf_counter() - start - scoring[0])  # learning alone
             began = time.perf_counter()
@@ -414,6 +424,7 @@ def run_ours(text: List[List[str]], references, last_stage: str, seeds: Sequence
         first_chain_seconds = [0.0]
 
         def chain_started(number: int, chains: int) -> None:
+            say(f"  seed {seed}: chain {number} of {chains}")
             if number == 2:  # the first chain has ended
                 first_chain_seconds[0] = time.perf_counter() - start - scoring[0]
 
@@ -475,7 +486,8 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     if semi:
         labels = {"baseline": "Morfessor Baseline (no annotations)", "flatcat": "Morfessor FlatCat (annotations)"}
     peers = {key: Row(label) for key, label in labels.items()}
-    for seed in seeds:
+    for number, seed in enumerate(seeds, 1):
+        say(f"{name}: Morfessor Baseline and FlatCat, seed {seed} ({number} of {len(seeds)})")
         segs = run_morfessor(text, dev_words, bin_dir, seed, ppl, annotations)
         for key, row in peers.items():
             found, seconds = segs[key]
@@ -493,6 +505,7 @@ def evaluate(data_dir: Path, name: str, seeds: Sequence[int], sweeps: int, bin_d
     else:  # the settings the code length chooses, and the paper's as the control at the basic stage
         runs = ((True, last, ""), (False, "basic", ", the paper's priors (no tuning)"))
     for tune, until, how in runs:
+        say(f"{name}: morph_segmenter up to {names[until]}{how}")
         ours = run_ours(text, references, until, seeds, sweeps, annotations, settings, tune=tune, learned=learned,
                         show=show)
         for stage, row in ours.items():
