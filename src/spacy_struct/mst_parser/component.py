@@ -28,6 +28,7 @@ from thinc.api import Model
 from ..models import ParseScores, SentenceBatch, default_model_config
 from ..pipeline import StructuredComponent, component_factory, training_ranges
 from ..structs import NoLegalStructureError
+from ..structs.arrays import offsets_of
 from ..structs.dependency import UNKNOWN_HEAD, DependencyTrees, check_heads
 from ..structs.siblings import SiblingTrees, pruned_parts
 
@@ -278,8 +279,7 @@ class MSTParser(StructuredComponent):
         """
         batch, heads, labels = predictions
         docs = list(docs)
-        doc_start = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum([len(doc) for doc in docs], out=doc_start[1:])
+        doc_start = offsets_of([len(doc) for doc in docs])
         # every doc's (HEAD, DEP) rows in one array, filled for all sentences at once
         rows = np.zeros((int(doc_start[-1]), 2), dtype=np.uint64)
         strings = self.vocab.strings
